@@ -2843,7 +2843,8 @@ def test_stderr_notes_and_the_gate_s_fail_line_wrap_at_columns(tmp_path: Path) -
 
     def fits(err: list[str]) -> None:
         assert err
-        assert all(len(line) <= 60 or " " not in line for line in err), err
+        # a longer line is one word, or the path with spaces, kept whole on a line of its own
+        assert all(len(line) <= 60 or " " not in line or line == str(target) for line in err), err
 
     code, err = lines("nccl-check", log, "--min-efficiency", "0.9")
     assert code == 1
@@ -2887,3 +2888,28 @@ def test_an_override_of_a_log_without_a_release_says_whose_tuner_priced_it(
         "# priced with: tuner_constants = 2.30.7 (the log states no NCCL release: NCCL 2.30.7's "
         "tuner constants choose the algorithm and protocol; nccl_version gives the run's release)"
     ]
+
+
+def test_stderr_notes_keep_a_path_with_spaces_on_one_line(tmp_path: Path) -> None:
+    """At COLUMNS=60 the wrapped stderr lines (415cc2f0) broke a path at its spaces, 'x/a
+    directory' over 'with spaces/run 10.txt', so it could not be copied from the page; each
+    path a line names is now kept whole (on a line of its own where it is the longer)."""
+    folder = tmp_path / "a directory with spaces"
+    folder.mkdir()
+    log = folder / "run 10.txt"
+    log.write_text((SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text())
+    target = folder / "over ride.yaml"
+
+    def err(*args: str) -> list[str]:
+        result = CliRunner().invoke(app, list(args), env={"COLUMNS": "60"})
+        assert result.exit_code in (0, 1), result.stderr
+        return result.stderr.splitlines()
+
+    gate = err("nccl-check", str(log), "--min-efficiency", "0.9")
+    assert gate[:2] == ["FAIL", str(log)]
+    written = err("calibrate", str(log), "-o", str(target))
+    assert written[:2] == ["wrote", str(target)]
+    assert sum(str(target) in line for line in written) == 2, written
+    again = err("nccl-check", str(log), f"{folder}/../{folder.name}/{log.name}", "--format", "json")
+    assert again[:2] == ["note:", f"{folder}/../{folder.name}/{log.name}"], again
+    assert str(log) in again, again

@@ -314,3 +314,14 @@ def test_unit_wrap_counts_display_cells() -> None:
     assert unit_wrap("クラスタ ab cd", 10) == "クラスタ\nab cd"
     assert unit_wrap("abcdefgh ab cd", 10) == "abcdefgh\nab cd"
     assert unit_wrap("at 65.7 ms then", 8) == "at\n65.7 ms\nthen"
+
+
+def test_unit_wrap_keeps_the_phrases_given_whole() -> None:
+    """unit_wrap(keep=...) never breaks a kept phrase (a path with spaces), and counts its
+    spaces as the cells they are, in ASCII and wide text alike."""
+    assert unit_wrap("wrote /a b/c d.yaml now", 12) == "wrote /a b/c\nd.yaml now"
+    assert unit_wrap("wrote /a b/c d.yaml now", 12, ["/a b/c d.yaml"]) == (
+        "wrote\n/a b/c d.yaml\nnow"
+    )
+    assert unit_wrap("wrote /a b now", 10, ["/a b"]) == "wrote /a b\nnow"
+    assert unit_wrap("クラ /a b now", 10, ["/a b"]) == "クラ /a b\nnow"

@@ -235,12 +235,13 @@ def say(line: str) -> None:
         _quiet(sys.stderr)
 
 
-def say_wrapped(line: str) -> None:
+def say_wrapped(line: str, *paths: str) -> None:
     """:func:`say` for a note or a verdict, broken at the page's width as a report's notes are
-    (:func:`ibcalc.render.stream.stderr_wrap`); an ``error:`` line stays one line."""
+    (:func:`ibcalc.render.stream.stderr_wrap`), never inside one of the ``paths`` it names (a
+    path with spaces had been split over two lines); an ``error:`` line stays one line."""
     from ibcalc.render.stream import stderr_wrap
 
-    say(stderr_wrap(line))
+    say(stderr_wrap(line, paths))
 
 
 def _quiet(stream: TextIO | None) -> None:

@@ -246,7 +246,8 @@ def sweep_command(
         load_measured_for(measured, result, picture=plot) if measured is not None else ([], 0)
     )
     if measured is not None:
-        say_wrapped(f"measured: {len(points)} of {total} rows of {printable(measured)} plotted")
+        said = printable(measured)
+        say_wrapped(f"measured: {len(points)} of {total} rows of {said} plotted", said)
     # the picture first: a write that fails after all leaves stdout empty
     path = plot_sweep_result(
         target,
@@ -257,7 +258,7 @@ def sweep_command(
     )
     render_sweep(result, fmt, names=FIELD_FLAGS)
     _csv_notes(result, fmt)
-    say_wrapped(f"plot written to {printable(path)}")
+    say_wrapped(f"plot written to {printable(path)}", printable(path))
 
 
 def _csv_notes(result: SweepResult, fmt: str) -> None:

@@ -93,7 +93,7 @@ def gap_command(
         written = plot_gap(target, report.pairings)
     render_gap(report, fmt, names=FIELD_FLAGS)
     if written is not None:
-        say_wrapped(f"plot written to {printable(written)}")
+        say_wrapped(f"plot written to {printable(written)}", printable(written))
 
 
 def register(app: typer.Typer) -> None:

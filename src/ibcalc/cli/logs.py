@@ -113,7 +113,7 @@ def _distinct(logs: list[LogInput]) -> list[LogInput]:
         first = seen.setdefault(log.text, log.label)
         if first != log.label:
             again, first = printable(log.label, None), printable(first, None)
-            say_wrapped(f"note: {again} holds the same text as {first}; read once")
+            say_wrapped(f"note: {again} holds the same text as {first}; read once", again, first)
             continue
         kept.append(log)
     return kept
@@ -299,7 +299,8 @@ def nccl_check(
     report = render_check_report(checks, fmt, names=names, errors=errors, gate=gate)
     emit(report, None)
     for picture, check in zip(pictures, plotted, strict=False):
-        say_wrapped(f"wrote {printable(plot_check(picture, check), None)}")
+        picture_path = printable(plot_check(picture, check), None)
+        say_wrapped(f"wrote {picture_path}", picture_path)
     if unreadable:
         # the runs that contradict an option are said too (their lines had been dropped)
         for error in contradicted:
@@ -308,9 +309,11 @@ def nccl_check(
     if min_efficiency is not None:
         for check in checks:
             if id(check) in unjudged:
+                source = printable(check.source, None)
                 say_wrapped(
-                    f"note: {printable(check.source, None)} run {check.run_index + 1} is not "
-                    f"judged by --min-efficiency: {fill_fields(unjudged[id(check)], FIELD_FLAGS)}"
+                    f"note: {source} run {check.run_index + 1} is not judged by "
+                    f"--min-efficiency: {fill_fields(unjudged[id(check)], FIELD_FLAGS)}",
+                    source,
                 )
         if all(c.verdict == "not_checked" for c in checks):
             raise CliUsageError("--min-efficiency would judge nothing: no run could be checked")
@@ -322,9 +325,11 @@ def nccl_check(
         for check, reasons in failed:
             sizes = ", ".join(reasons[:6])
             sizes += f" and {len(reasons) - 6} more" if len(reasons) > 6 else ""
+            source = printable(check.source, None)
             say_wrapped(
-                f"FAIL {printable(check.source, None)} run {check.run_index + 1}: "
-                f"--min-efficiency {min_efficiency:g} fails at {sizes}"
+                f"FAIL {source} run {check.run_index + 1}: --min-efficiency "
+                f"{min_efficiency:g} fails at {sizes}",
+                source,
             )
     for error in contradicted:
         say(f"error: {printable(error['source'], None)} {error['message']}")
@@ -514,18 +519,20 @@ def calibrate_command(
         # the JSON names the files written (a script had to know them from its own -o)
         emit(render_calibration_report(result, fmt, names=names, written=written), None)
     for target in written:
-        say_wrapped(f"wrote {printable(target, None)}")
+        say_wrapped(f"wrote {printable(target, None)}", printable(target, None))
     if companion is not None and had_companion and not companion.exists() and written:
         say_wrapped(
             f"removed {printable(companion, None)}: an earlier run's cost-parameter override; "
-            "this fit fitted no constant, and it would not belong with the new file"
+            "this fit fitted no constant, and it would not belong with the new file",
+            printable(companion, None),
         )
     if written and not result.link_entries and not result.cost_entries and not to_stdout:
         # the file is written all the same (a script may expect it), but says nothing new; on
         # stdout the override is there to read
         say_wrapped(
             f"note: no fitted value was written: {printable(written[0], None)} holds the fit's "
-            "header and no link (the table's notes say why each value was kept)"
+            "header and no link (the table's notes say why each value was kept)",
+            printable(written[0], None),
         )
     if output is None and fmt != "json":
         say_wrapped("note: nothing written; -o FILE saves the fitted values as an override")

@@ -54,7 +54,7 @@ def once(files: Iterable[_F]) -> list[_F]:
             same = "given again" if count == 1 else f"given {count + 1} times"
         else:
             same = f"the file {first} again" + ("" if count == 1 else f" ({count} times)")
-        say_wrapped(f"note: {again} is {same}; read once")
+        say_wrapped(f"note: {again} is {same}; read once", again, first)
     return kept
 
 

@@ -177,16 +177,23 @@ def _unit_words(line: str) -> list[str]:
     return words
 
 
-def unit_wrap(text: str, width: int) -> str:
+def unit_wrap(text: str, width: int, keep: Iterable[str] = ()) -> str:
     """``text`` in lines of at most ``width`` characters, broken at spaces but never between a
     number and its unit ("65.7 ms" stays on one line; a word longer than the line is left to
     fold). Line breaks already in ``text`` are kept. Widths are display cells, as rich counts
     them: a CJK character takes two (with ``len``, a title holding one had been broken too late
-    and rich had wrapped it again, leaving a word alone on a third line; review ET 4)."""
+    and rich had wrapped it again, leaving a word alone on a third line; review ET 4). The
+    phrases in ``keep`` (a path with spaces in it) are never broken either."""
     # (ASCII text, nearly all of it, is as wide as it is long: len is the faster count)
     cells = len if text.isascii() else cell_len
     if width < 1 or cells(text) <= width:
         return text
+    kept = [phrase for phrase in keep if " " in phrase and phrase in text and "\x00" not in text]
+    for phrase in kept:
+        # one word while the lines are made: its spaces NULs, counted as the spaces they are
+        text = text.replace(phrase, phrase.replace(" ", "\x00"))
+    if kept and cells is cell_len:
+        cells = lambda line: cell_len(line.replace("\x00", " "))  # noqa: E731
     out = []
     for paragraph in text.split("\n"):
         lines = [""]
@@ -196,21 +203,23 @@ def unit_wrap(text: str, width: int) -> str:
             else:
                 lines[-1] += (" " if lines[-1] else "") + word
         out.extend(lines)
-    return "\n".join(out)
+    return "\n".join(out).replace("\x00", " ") if kept else "\n".join(out)
 
 
-def stderr_wrap(text: str) -> str:
+def stderr_wrap(text: str, keep: Iterable[str] = ()) -> str:
     """``text``, a note or a verdict for stderr, broken as the notes of a report are
     (:func:`unit_wrap`), at the width of the terminal stderr is, else at ``$COLUMNS``; as it is
     where neither gives a width, so that a script reading stderr from a pipe keeps one line per
     message. (``nccl-check --min-efficiency``'s FAIL line, the note on a file given twice and
-    calibrate's "wrote FILE" had run past a 60-column page, where the report's own notes wrap.)"""
+    calibrate's "wrote FILE" had run past a 60-column page, where the report's own notes wrap.)
+    ``keep``: the phrases not to break, the paths a line names (a path with spaces had been
+    split over two lines)."""
     stream = sys.stderr
     width = 0
     with contextlib.suppress(ValueError, OSError):  # a closed stderr is no terminal
         if stream is not None and stream.isatty():
             width = Console(file=stream).width
-    return unit_wrap(text, width or env_columns(0))
+    return unit_wrap(text, width or env_columns(0), keep)
 
 
 class UnitTitle(Text):
