@@ -1502,9 +1502,10 @@ def test_checkpoint_says_why_it_needs_a_storage_link(capsys: pytest.CaptureFixtu
         "error: rtx5090-8 has no scale-out NIC to reach storage through: give the client NIC "
         "for storage (--storage-link)\n"
     )
+    # a shape alone names no NIC: the node may have one (two nodes are priced on an ndr NIC)
     assert main_error([*base, "--gpus-per-node", "4", "--intra", "pcie5"], capsys) == (
-        "error: the node has no scale-out NIC to reach storage through: give the client NIC "
-        "for storage (--storage-link)\n"
+        "error: no scale-out NIC is named to reach storage through (--inter or --system names "
+        "the cluster's): give the client NIC for storage (--storage-link)\n"
     )
 
 

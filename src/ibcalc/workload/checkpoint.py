@@ -380,18 +380,16 @@ def checkpoint(
         elif cluster.system is not None and cluster.system.inter is not None:
             link_name = cluster.system.inter
         else:
-            # why it is asked for: 'checkpoint --system rtx5090-8' had been told only to give it
-            whose = (
-                f"{cluster.system.id} has"
+            # why it is asked for: 'checkpoint --system rtx5090-8' had been told only to give it;
+            # a node given by its shape alone may have a NIC that no option names
+            why = (
+                f"{cluster.system.id} has no scale-out NIC to reach storage through"
                 if cluster.system is not None
-                else "the node has"
-                if cluster.nodes == 1
-                else "the nodes have"
+                else "no scale-out NIC is named to reach storage through ({inter} or {system} "
+                "names the cluster's)"
             )
             raise WorkloadError(
-                f"{whose} no scale-out NIC to reach storage through: give the client NIC for "
-                "storage ({client_link})",
-                field="client_link",
+                f"{why}: give the client NIC for storage ({{client_link}})", field="client_link"
             )
         notes.append(
             f"each node reaches storage through {spec.client_nics} x {link_name} "
