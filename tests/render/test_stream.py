@@ -325,3 +325,17 @@ def test_unit_wrap_keeps_the_phrases_given_whole() -> None:
     )
     assert unit_wrap("wrote /a b now", 10, ["/a b"]) == "wrote /a b\nnow"
     assert unit_wrap("クラ /a b now", 10, ["/a b"]) == "クラ /a b\nnow"
+
+
+def test_architecture_quotes_the_links_footnote_at_60_columns() -> None:
+    """docs/architecture.md quotes the footnote `links` prints at 60 columns as its example of
+    columns_left_out; 671a5d96 changed it ('the line Gb/s and eff columns ... 70 or more') and
+    the doc had kept the old one ('the eff column ... 65 or more show it')."""
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
+    result = runner.invoke(app, ["links"], env={"COLUMNS": "60"})
+    assert result.exit_code == 0, result.output
+    printed = " ".join(result.stdout.split())
+    footnote = printed[printed.index("the line Gb/s") : printed.index("every field)") + 12]
+    assert f'("{footnote}")' in " ".join(doc.read_text().split())
