@@ -2937,3 +2937,24 @@ def test_a_busbw_drop_at_many_sizes_lists_five_and_counts_the_rest(
         "1 GiB",
     ]
     assert drop.evidence[5:] == ["and 2 more sizes"]
+
+
+def test_a_stated_version_of_no_nccl_2_release_is_named_as_such(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """Sweep 10 with its 'NCCL version 2.22.3' lines made 3.0.0 (a ROCm-like number) or 1.3.4:
+    each is priced with the built-in constants, and the assumption says why in parse_release's
+    words; 5e7d86d5 had said 'is not a release number' of both."""
+    text = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text()
+    assert "NCCL version 2.22.3" in text
+    words = {
+        "3.0.0": "NCCL releases are 2.x; a ROCm or RCCL package number is not one",
+        "1.3.4": "ibcalc models NCCL 2.0 and later",
+    }
+    for version, why in words.items():
+        log = tmp_path / f"v{version}.txt"
+        log.write_text(text.replace("NCCL version 2.22.3", f"NCCL version {version}"))
+        (tuner,) = [a for a in one(log, catalogue).assumptions if a.field == "tuner_constants"]
+        assert (tuner.value, tuner.source) == ("2.30.7", "default")
+        assert tuner.evidence.startswith(f"the log's NCCL version '{version}': {why}")
+        assert "is not a release number" not in tuner.evidence

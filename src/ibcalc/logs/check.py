@@ -24,7 +24,12 @@ from typing import Literal
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.catalogue.releases import for_release, for_stated_release, newest_release
+from ibcalc.catalogue.releases import (
+    for_release,
+    for_stated_release,
+    newest_release,
+    parse_release,
+)
 from ibcalc.cluster.resolve import (
     CATALOGUE_OVERRIDES_NOTE,
     SWITCH_NOTES,
@@ -33,7 +38,7 @@ from ibcalc.cluster.resolve import (
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
-from ibcalc.errors import IbcalcError, expect_type
+from ibcalc.errors import FieldError, IbcalcError, expect_type
 from ibcalc.facade import (
     SHARP_ALGORITHMS,
     as_collective,
@@ -771,7 +776,7 @@ def release_params(
             stated = (
                 "the log states no NCCL release"
                 if run.nccl_version is None
-                else f"the log's NCCL version {run.nccl_version!r} is not a release number"
+                else _unread_release(run.nccl_version)
             )
             assumptions.append(
                 Assumption(
@@ -792,6 +797,17 @@ def release_params(
         )
     )
     return released
+
+
+def _unread_release(version: str) -> str:
+    """Why the NCCL version a log states chose no release's constants, in parse_release's words:
+    '3.0.0' and '1.3.4' are release numbers, but no NCCL 2 ones ('is not a release number' had
+    been said of every such version)."""
+    try:
+        parse_release(version)
+    except FieldError as exc:
+        return f"the log's {exc}"
+    return f"the log's NCCL version {version!r} is not a release number"
 
 
 def _log_facts(run: Run, dtype: str | None, overridden: set[str]) -> list[Assumption]:
