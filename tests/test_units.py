@@ -7,6 +7,7 @@ Expected values are worked from the definitions: GB = 10^9 B, GiB = 2^30 B, 1 B 
 from __future__ import annotations
 
 import decimal
+import json
 import math
 from collections.abc import Callable
 
@@ -959,3 +960,15 @@ def test_first_five_lists_five_then_an_ellipsis() -> None:
         first_five(["16 B", "32 B", "64 B", "128 B", "256 B"]) == "16 B, 32 B, 64 B, 128 B, 256 B"
     )
     assert first_five(range(40, 52, 2)) == "40, 42, 44, 46, 48, ..."
+
+
+def test_json_bytes_prints_a_whole_count_as_an_integer() -> None:
+    """gap, the catalogue and the workload JSON print whole byte counts as integers (they had
+    printed 85899345920.0), and keep a fraction as it is (a storage share of bytes per GPU)."""
+    from ibcalc.units import json_bytes
+
+    whole = json_bytes(80 * 2**30 * 1.0)
+    assert whole == 85899345920
+    assert isinstance(whole, int)
+    assert json_bytes(12.5) == 12.5
+    assert json.dumps([json_bytes(1e9), json_bytes(2.5e9 / 3)]) == "[1000000000, 833333333.3333334]"

@@ -77,7 +77,7 @@ from ibcalc.errors import ClusterError, expect_type
 from ibcalc.facade import cost_parameter_notes, estimate
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import shown
-from ibcalc.units import GB, fixed, format_size, parse_size, plural
+from ibcalc.units import GB, fixed, format_size, json_bytes, parse_size, plural
 from ibcalc.yamlio import load_yaml, validate
 
 __all__ = [
@@ -150,13 +150,6 @@ class Pairings(BaseModel):
     inter: list[PairingNode] = Field(min_length=1)
 
 
-def _whole_bytes(size_bytes: float) -> int:
-    """An estimate's size, a whole number of elements (count x the type's bytes), as an int: the
-    JSON printed 1000000000.0 where the estimate's and the sweep's print 1000000000, and a
-    consumer reading bytes as an integer (Go's int64) refuses the former."""
-    return int(size_bytes)
-
-
 @cache
 def load_pairings() -> Pairings:
     """The common pairings shipped with ibcalc (``data/pairings.yaml``), read once."""
@@ -209,10 +202,10 @@ class Placement(JsonModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def size_bytes(self) -> int:
+    def size_bytes(self) -> int | float:
         """Size of the all-reduce in bytes: a whole number of elements, printed as the estimate's
         and the sweep's JSON print it (1000000000, not 1000000000.0)."""
-        return _whole_bytes(self.estimate.size_bytes)
+        return json_bytes(self.estimate.size_bytes)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -320,8 +313,8 @@ class GapResult(JsonModel):
     assumptions: list[str]
 
     @field_serializer("allreduce_size_bytes")
-    def _size_bytes(self, size_bytes: float) -> int:
-        return _whole_bytes(size_bytes)
+    def _size_bytes(self, size_bytes: float) -> int | float:
+        return json_bytes(size_bytes)
 
     #: the "scale-out" link is a WAN: "across" is one site per GPU, and the NICs are WAN links
     inter_wan: bool = False
@@ -513,8 +506,8 @@ class TpWhatIf(JsonModel):
     assumptions: list[str]
 
     @field_serializer("size_bytes")
-    def _size_bytes(self, size_bytes: float) -> int:
-        return _whole_bytes(size_bytes)
+    def _size_bytes(self, size_bytes: float) -> int | float:
+        return json_bytes(size_bytes)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -49,6 +49,7 @@ __all__ = [
     "format_us",
     "gbps_from_Bps",
     "is_zero",
+    "json_bytes",
     "parse_bandwidth",
     "parse_count",
     "parse_distance",
@@ -657,6 +658,13 @@ def plural(count: int, noun: str) -> str:
     if count == 1:
         return f"{count} {noun}"
     return f"{count} {noun}{'es' if noun.endswith(('s', 'x', 'ch', 'sh')) else 's'}"
+
+
+def json_bytes(size_bytes: float) -> int | float:
+    """A byte count as JSON prints it: an integer where it is whole (a size read or run as whole
+    bytes), else the float it is. ``85899345920.0`` is refused by a consumer that reads the field
+    as an integer (Go's int64, serde's u64), as every estimate's ``size_bytes`` is."""
+    return int(size_bytes) if float(size_bytes).is_integer() else size_bytes
 
 
 def first_five(items: Iterable[object]) -> str:

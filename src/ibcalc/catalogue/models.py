@@ -34,6 +34,7 @@ from ibcalc.units import (
     MIN_BANDWIDTH_BPS,
     MIN_BANDWIDTH_TEXT,
     is_zero,
+    json_bytes,
     parse_bandwidth,
     parse_size,
     parse_time,
@@ -179,13 +180,8 @@ Bandwidth = Annotated[float, BeforeValidator(_bandwidth)]
 Bidirectional = Annotated[float, BeforeValidator(_bidirectional)]
 
 
-def _whole_bytes(value: float) -> int:
-    """A catalogue size as JSON prints it: an integer, as every ``size_bytes`` is (the size was
-    read as whole bytes; ``85899345920.0`` is refused by a consumer reading an integer)."""
-    return int(value)
-
-
-_AS_BYTES = PlainSerializer(_whole_bytes, return_type=int, when_used="json")
+#: catalogue sizes as JSON prints them: whole bytes, as integers (units.json_bytes)
+_AS_BYTES = PlainSerializer(json_bytes, return_type=int, when_used="json")
 PartSize = Annotated[float, BeforeValidator(_part_size), _AS_BYTES]
 GpuMemory = Annotated[float, BeforeValidator(_gpu_memory), _AS_BYTES]
 Seconds = Annotated[float, BeforeValidator(_time_up_to(MAX_LINK_LATENCY_S))]

@@ -38,7 +38,14 @@ from ibcalc.render.stream import (
     text_width,
     unit_wrap,
 )
-from ibcalc.units import GiB, format_bandwidth, format_number, format_size, format_time
+from ibcalc.units import (
+    GiB,
+    format_bandwidth,
+    format_number,
+    format_size,
+    format_time,
+    json_bytes,
+)
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
 from ibcalc.workload.memory import (
@@ -101,12 +108,9 @@ def _fold(table: Table) -> Table:
     return table
 
 
-def _whole(size: float | None) -> int | float | None:
-    """A GPU's memory as JSON prints it: an integer where it is whole bytes (the catalogue's, or
-    --gpu-memory's, as systems show prints it), else as given (a library caller's figure)."""
-    if size is not None and float(size).is_integer():
-        return int(size)
-    return size
+def _bytes_or_none(size: float | None) -> int | float | None:
+    """A GPU's memory as JSON prints it (:func:`json_bytes`), or None where it is not known."""
+    return json_bytes(size) if size is not None else None
 
 
 def _phase_bytes(phase: Phase) -> int | float:
@@ -114,10 +118,7 @@ def _phase_bytes(phase: Phase) -> int | float:
     bytes, ``ibcalc allreduce``'s integer ``size_bytes``), which the phase holds as a float; a
     consumer reading the field as an integer refuses ``17500000000.0``. A storage transfer's
     share of the bytes per GPU stays as it is."""
-    size = phase.bytes_per_gpu
-    if phase.collective is not None and float(size).is_integer():
-        return int(size)
-    return size
+    return json_bytes(phase.bytes_per_gpu) if phase.collective is not None else phase.bytes_per_gpu
 
 
 def phase_dict(phase: Phase, names: Mapping[str, str] = _PLAIN) -> dict[str, Any]:
@@ -182,7 +183,7 @@ def _memory_dict(memory: GpuMemory, **parts: Any) -> dict[str, Any]:
     return {
         "per_gpu_bytes": memory.total_bytes,
         **parts,
-        "capacity_bytes": _whole(memory.capacity_bytes),
+        "capacity_bytes": _bytes_or_none(memory.capacity_bytes),
         "used_fraction": memory.used_fraction,
         "fits": memory.fits,
     }
@@ -253,10 +254,14 @@ def compare_dict(
         "global_batch": results[0].spec.global_batch if results else None,
         "ranked_by": "step_s" if results and results[0].totals.step_s is not None else "exposed_s",
         "skipped": named_notes(skipped, _searched(names)),
-        "memory_capacity_bytes": _whole(results[0].memory.capacity_bytes) if results else None,
+        "memory_capacity_bytes": _bytes_or_none(results[0].memory.capacity_bytes)
+        if results
+        else None,
         # where that is not known, the largest the preset is sold with, which "out of memory"
         # is judged against then (review CQ)
-        "memory_largest_bytes": _whole(results[0].memory.largest_bytes) if results else None,
+        "memory_largest_bytes": _bytes_or_none(results[0].memory.largest_bytes)
+        if results
+        else None,
         "rate_note": next(iter(_rate_notes(results[0], names)), None) if results else None,
         "search_notes": _search_notes(results, names) + _range_notes(results),
         "note": "every layout runs the same global batch (sequences per step); ranked by step "
