@@ -156,7 +156,10 @@ def nvls_timing(
         else:
             formula = "S / B_nvls + latency"
             detail = f"S = {format_size(size_bytes)} per GPU by multicast at {gbps(bw)}"
-        terms.append(Term(name="transfer", seconds=transfer, detail=f"{detail}; {where}"))
+        # the SHARP tree's rate names the taper already: the term ends on the bare bottleneck
+        # (it had said 'tapered uplinks x2 slower' twice in one cell; review FC)
+        label = "network into the SHARP switch tree" if all_reduce and net_t > intra_t else where
+        terms.append(Term(name="transfer", seconds=transfer, detail=f"{detail}; {label}"))
         return make_cost(
             Algorithm.NVLS,
             protocol,
