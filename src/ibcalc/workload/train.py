@@ -683,20 +683,20 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str], share
         )
     model.check_stages(pp)
     sites = cluster.topology.sites
+    # dp in words: derived from the GPUs when not given, a flag would name what the caller
+    # never gave ('--dp 3' over 2 sites; a review)
+    dp_words = f"the data-parallel degree, dp = {dp} = GPUs / (tp x cp x pp)"
     if dp % sites:
         raise WorkloadError(
-            # dp in words, as below: '--dp 3' had been named to one who never gave --dp
-            f"the data-parallel degree, dp = {dp} = GPUs / (tp x cp x pp), cannot be split "
-            f"over {sites} sites: each site holds dp / sites whole replicas",
+            f"{dp_words}, cannot be split over {sites} sites: each site holds dp / sites whole "
+            "replicas",
             field="dp",
         )
     model.check_experts(ep)
     if dp % ep:
         raise WorkloadError(
-            # dp in words: derived from the GPUs when not given, a flag would name what the
-            # caller never gave (a review)
-            f"{{ep}} {ep} must divide the data-parallel degree, dp = {dp} = GPUs / "
-            f"(tp x cp x pp) (expert groups are carved out of the data-parallel ranks)",
+            f"{{ep}} {ep} must divide {dp_words} (expert groups are carved out of the "
+            "data-parallel ranks)",
             field="ep",
         )
     warnings.extend(model.tp_warnings(tp))
