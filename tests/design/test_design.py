@@ -742,3 +742,21 @@ def test_split_port_modes_size_a_fabric(
     fabric = json.loads(out)["fabric"]
     keys = ("su_nodes", "leaf_down_ports", "node_leaf_cables", "leaf_spine_cables")
     assert tuple(fabric[k] for k in (*keys, "switch_transceivers")) == figures
+
+
+def test_check_github_gives_the_notes_as_notices(capsys: pytest.CaptureFixture[str]) -> None:
+    """The text report's 'note:' lines (what a figure rests on: here an all-gather over EFA v2
+    beyond the ranks its transport count was fitted on) are file-level notices in the github
+    format, which had dropped them; ':' and ',' in the title escaped, '%' in the message."""
+    path = Path(__file__).resolve().parents[2] / "examples" / "aws-p5-efa.yaml"
+    _, text, _ = run(["check", str(path)], capsys)
+    notes = [line.strip().removeprefix("note: ") for line in text.splitlines() if "note: " in line]
+    assert notes
+    assert notes[0].startswith("allgather 1 GB: a ring in Simple over efa-v2")
+    code, out, _ = run(["check", str(path), "--format", "github"], capsys)
+    assert code == 0
+    notices = [line for line in out.splitlines() if line.startswith("::notice ")]
+    assert notices == [
+        f"::notice file={path},title=ibcalc check%3A note::{note.replace('%', '%25')}"
+        for note in notes
+    ]

@@ -821,7 +821,9 @@ def _gh_command(
 
 
 def render_github(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ()) -> str:
-    """GitHub Actions workflow commands: ``::error`` for failures and bad files, PASS lines."""
+    """GitHub Actions workflow commands: ``::error`` for failures and bad files, ``::warning``
+    for settings the cluster cannot honour, PASS lines, and a file-level ``::notice`` for each
+    note the text report gives."""
     lines: list[str] = []
     for outcome in outcomes:
         for p in outcome.problems:
@@ -860,6 +862,14 @@ def render_github(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ()
                         msg=f"{f.design}: {finding_message(f)}",
                     )
                 )
+        # what the figures rest on, as the text report's 'note:' lines say it (an
+        # extrapolation, an assumed count): the github format had dropped them
+        lines.extend(
+            _gh_command(
+                "notice", outcome.path, line=None, col=None, title="ibcalc check: note", msg=note
+            )
+            for note in outcome.notes
+        )
     lines.append(_summary(outcomes, overrides))
     return "\n".join(lines) + "\n"
 
