@@ -25,6 +25,7 @@ from ibcalc.units import (
     format_us,
     is_zero,
     parse_bandwidth,
+    parse_count,
     parse_size,
     parse_time,
 )
@@ -972,3 +973,24 @@ def test_json_bytes_prints_a_whole_count_as_an_integer() -> None:
     assert isinstance(whole, int)
     assert json_bytes(12.5) == 12.5
     assert json.dumps([json_bytes(1e9), json_bytes(2.5e9 / 3)]) == "[1000000000, 833333333.3333334]"
+
+
+@pytest.mark.parametrize(
+    ("parse", "value"),
+    [
+        (parse_bandwidth, "1,000GB/s"),
+        (parse_bandwidth, "1,600 Gb/s"),
+        (parse_time, "1,500 us"),
+        (parse_count, "70,000"),
+    ],
+)
+def test_rates_times_and_counts_with_thousands_commas_are_named(
+    parse: Callable[[str], float], value: str
+) -> None:
+    """A rate, time or count with commas between thousands is named as a size's is (it had
+    been 'not understood (write bits as 400Gb/s ...)', the hint of a wrong unit)."""
+    with pytest.raises(UnitError) as info:
+        parse(value)
+    assert str(info.value).endswith(
+        f"{value!r} is not a plain number: write ASCII digits without separators"
+    )

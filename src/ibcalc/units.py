@@ -124,8 +124,18 @@ _NUMBER = rf"(?P<num>[+-]?{UNSIGNED_NUMBER}|[+-]?\.?(?:nan|inf|infinity))"
 #: What is said of a number written with digit separators (``1_000``, ``1,000,000``) or another
 #: script's digits, which Python's ``int()`` and ``float()`` would read as they are (or not).
 NOT_PLAIN = "is not a plain number: write ASCII digits without separators"
-#: A size written with commas between thousands (``1,000,000``, ``4,096 MiB``).
-_THOUSANDS = lazy_pattern(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?\s*[A-Za-z]*")
+#: A quantity written with commas between thousands (``1,000,000``, ``4,096 MiB``,
+#: ``1,600 Gb/s``, ``1,500 us``).
+_THOUSANDS = lazy_pattern(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?\s*[A-Za-z/]*")
+
+
+def _refuse_separators(value: str, raw: str, what: str) -> None:
+    """Refuse a quantity written with commas between thousands as :data:`NOT_PLAIN`, as
+    ``1_000`` is refused, before it is called 'not understood' (sizes, rates, times, counts)."""
+    if _THOUSANDS().fullmatch(value.strip()):
+        raise UnitError(f"{what} {shown(raw)} {NOT_PLAIN}")
+
+
 _SIZE_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]*)\s*$", re.IGNORECASE)
 _BW_RE = re.compile(
     rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<binary>i?)"
@@ -247,9 +257,8 @@ def parse_size(
         # a unit matched only by Unicode case folding (the Kelvin sign as k) is not one
         if match is None or not match["unit"].isascii():
             # a rate where a size belongs is said to be one (review BN: 'not understood')
-            if _THOUSANDS().fullmatch(value.strip()):
-                # '1,000,000' had been 'not understood', where '1_000' is named for what it is
-                raise UnitError(f"{what} {shown(raw)} {NOT_PLAIN}")
+            # '1,000,000' had been 'not understood', where '1_000' is named for what it is
+            _refuse_separators(value, raw, what)
             raise UnitError(
                 f"{what} {shown(raw)} is "
                 + ("a rate, not a size" if _rate_form(value) else "not understood")
@@ -341,6 +350,7 @@ def parse_bandwidth(
             # 'not understood', where --size 0 'is zero': review EK 3)
             bare_number = sized is not None and not sized["unit"]
             zero = bare_number and _ZERO_TEXT.match(value) is not None
+            _refuse_separators(value, raw, what)
             raise UnitError(
                 f"{what} {shown(raw)} is "
                 + (
@@ -423,6 +433,7 @@ def parse_time(
     else:
         match = _TIME_RE.match(value)
         if match is None:
+            _refuse_separators(value, raw, what)
             raise UnitError(
                 f"{what} {shown(raw)} is not understood{lookalike(raw)} (use ns, us, ms, s, min "
                 "or h)"
@@ -736,6 +747,7 @@ def parse_count(
     else:
         match = _COUNT_RE().match(value)
         if match is None:
+            _refuse_separators(value, raw, what)
             raise UnitError(
                 f"{what} {shown(raw)} is not understood{lookalike(raw)} (e.g. 70B, 1.5T, 8e9)"
             )
