@@ -303,9 +303,12 @@ def _build(
                 )
             # a key written as an alias (*k) is placed where it is written, not at its anchor
             key_alias = budget.alias_marks.get((id(node), index, 0))
-            key_at = (
-                at or key_alias or (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            # where the key is written: at its alias, or at the key itself
+            key_written = key_alias or (
+                key_node.start_mark.line + 1,
+                key_node.start_mark.column + 1,
             )
+            key_at = at or key_written
             key = _build(
                 key_node, (*loc, "<key>"), doc, budget, depth + 1, constructor=constructor, at=at
             )
@@ -332,10 +335,7 @@ def _build(
                     # said where the key is written: at its alias, or at the key itself, which
                     # under an alias built for the first time (its anchor in a skipped
                     # duplicate) is in the anchor's text, not at the alias (review CP)
-                    said_at = key_alias or (
-                        key_node.start_mark.line + 1,
-                        key_node.start_mark.column + 1,
-                    )
+                    said_at = key_written
                     # where the first one is written: the repeat alone had left it to be
                     # searched for
                     first = written.get(key)
@@ -350,10 +350,7 @@ def _build(
                         )
                     )
                 continue
-            written[key] = key_alias or (
-                key_node.start_mark.line + 1,
-                key_node.start_mark.column + 1,
-            )
+            written[key] = key_written
             path_key: str | int = key if isinstance(key, str | int) else str(key)
             doc.marks[(*loc, path_key)] = key_at
             # a value written as an alias is placed at its key, as the rest of the mapping is

@@ -258,7 +258,8 @@ def sweep_command(
     )
     render_sweep(result, fmt, names=FIELD_FLAGS)
     _csv_notes(result, fmt)
-    say_wrapped(f"plot written to {printable(path)}", printable(path))
+    said = printable(path)
+    say_wrapped(f"plot written to {said}", said)
 
 
 def _csv_notes(result: SweepResult, fmt: str) -> None:

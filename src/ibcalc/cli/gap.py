@@ -93,7 +93,8 @@ def gap_command(
         written = plot_gap(target, report.pairings)
     render_gap(report, fmt, names=FIELD_FLAGS)
     if written is not None:
-        say_wrapped(f"plot written to {printable(written)}", printable(written))
+        said = printable(written)
+        say_wrapped(f"plot written to {said}", said)
 
 
 def register(app: typer.Typer) -> None:

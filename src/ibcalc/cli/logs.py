@@ -519,20 +519,23 @@ def calibrate_command(
         # the JSON names the files written (a script had to know them from its own -o)
         emit(render_calibration_report(result, fmt, names=names, written=written), None)
     for target in written:
-        say_wrapped(f"wrote {printable(target, None)}", printable(target, None))
+        said = printable(target, None)
+        say_wrapped(f"wrote {said}", said)
     if companion is not None and had_companion and not companion.exists() and written:
+        said = printable(companion, None)
         say_wrapped(
-            f"removed {printable(companion, None)}: an earlier run's cost-parameter override; "
-            "this fit fitted no constant, and it would not belong with the new file",
-            printable(companion, None),
+            f"removed {said}: an earlier run's cost-parameter override; this fit fitted no "
+            "constant, and it would not belong with the new file",
+            said,
         )
     if written and not result.link_entries and not result.cost_entries and not to_stdout:
         # the file is written all the same (a script may expect it), but says nothing new; on
         # stdout the override is there to read
+        said = printable(written[0], None)
         say_wrapped(
-            f"note: no fitted value was written: {printable(written[0], None)} holds the fit's "
-            "header and no link (the table's notes say why each value was kept)",
-            printable(written[0], None),
+            f"note: no fitted value was written: {said} holds the fit's header and no link (the "
+            "table's notes say why each value was kept)",
+            said,
         )
     if output is None and fmt != "json":
         say_wrapped("note: nothing written; -o FILE saves the fitted values as an override")

@@ -97,6 +97,10 @@ _ROW_START = re.compile(r"^\d+\s+\d+\s")
 #: nccl-tests' and rccl-tests' line for a failed call (``Test NCCL failure common.cu:1005
 #: 'unhandled system error ...'``, ``Test CUDA failure``, ``Test HIP failure``)
 _TEST_FAILURE = re.compile(r"Test (?:NCCL |RCCL |CUDA |HIP )?failure\b.*")
+#: Characters of that line quoted in the refusal: its call and reason (``common.cu:1005
+#: 'unhandled system error (run with NCCL_DEBUG=INFO for details)'`` is 76), short of a whole
+#: MAX_ECHO, as it follows the file's name and the reader's note on one error line.
+_FAILURE_SHOWN = 120
 #: The units nccl-tests and rccl-tests print in a table's unit row.
 _UNITS_PRINTED = frozenset({"(B)", "(elements)", "(us)", "(GB/s)"})
 #: Two numbers starting a line (a row, or one whose size or count is written oddly: ``1e400``)
@@ -1067,8 +1071,8 @@ def _failure(text: str) -> str:
     said = match.group().strip()
     # escaped once: repr() of printable()'s text had doubled its escapes ('bell\\x07')
     if "'" in said and '"' not in said:
-        return f': line {line} says "{printable(said, 120)}"'
-    return f": line {line} says {shown(said, 120)}"
+        return f': line {line} says "{printable(said, _FAILURE_SHOWN)}"'
+    return f": line {line} says {shown(said, _FAILURE_SHOWN)}"
 
 
 def _read_text(lines: Iterable[str], source: str) -> tuple[list[Run], list[str]]:

@@ -158,7 +158,7 @@ def nvls_timing(
             detail = f"S = {format_size(size_bytes)} per GPU by multicast at {gbps(bw)}"
         # the SHARP tree's rate names the taper already: the term ends on the bare bottleneck
         # (it had said 'tapered uplinks x2 slower' twice in one cell; review FC)
-        label = "network into the SHARP switch tree" if all_reduce and net_t > intra_t else where
+        label = _SHARP_NETWORK if all_reduce and net_t > intra_t else where
         terms.append(Term(name="transfer", seconds=transfer, detail=f"{detail}; {label}"))
         return make_cost(
             Algorithm.NVLS,
@@ -414,10 +414,14 @@ def _collnet_hops(
     ]
 
 
+#: The bottleneck of a SHARP all-reduce the network holds.
+_SHARP_NETWORK = "network into the SHARP switch tree"
+
+
 def _sharp_bottleneck(topo: Topology) -> str:
     """The bottleneck of a SHARP all-reduce held by the network, with what holds the NICs below
     their rate (the uplinks' taper, a PCIe cap), as the tree's bottleneck says it."""
-    return "network into the SHARP switch tree" + network_words(topo, "neighbour")
+    return _SHARP_NETWORK + network_words(topo, "neighbour")
 
 
 def _sharp_words(size_bytes: float, topo: Topology, params: CostParams, net_t: float) -> str:
