@@ -1,9 +1,11 @@
-"""What docs/nccl-check.md quotes is what the tool prints now: the figures and wording come from
-running the commands they describe (rerun them after a model change and paste their output)."""
+"""The examples of docs/catalogue.md, docs/ci.md and docs/nccl-check.md are what the tool prints
+now: the figures and wording they quote come from running the commands they describe (rerun them
+after a model change and paste their output)."""
 
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,95 @@ def _words(text: str) -> str:
 def _run(args: list[str]) -> tuple[int, str]:
     result = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
     return result.exit_code, result.output
+
+
+def test_catalogue_guide_system_override_example_is_current_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/catalogue.md adds a node preset in site-systems.yaml and shows its all-reduce: the
+    file as shown loads, and the lines shown are the lines printed, in order and whole."""
+    guide = _doc("catalogue.md")
+    for body, name in re.findall(r"```yaml\n(# (site-[a-z-]+\.yaml):.*?)```", guide, re.S):
+        (tmp_path / name).write_text(body, encoding="utf-8")
+    assert (tmp_path / "site-systems.yaml").exists()
+    block = re.search(
+        r"```console\n(\$ ibcalc allreduce [^\n]*site-systems\.yaml)\n(.*?)```", guide, re.S
+    )
+    assert block is not None
+    shown = [line.rstrip() for line in block.group(2).splitlines()]
+    monkeypatch.chdir(tmp_path)
+    code, output = _run(shlex.split(block.group(1))[2:])
+    assert code == 0, output
+    printed = [line.rstrip() for line in output.splitlines()]
+    assert printed[: len(shown)] == shown
+    # "the first of which names the override file"
+    assumptions = output.split("assumptions:\n", 1)[1].splitlines()
+    assert assumptions[0] == "  - catalogue overrides loaded: site-systems.yaml"
+
+
+def test_ci_guide_pessimistic_figures_are_current_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/ci.md quotes `ibcalc check --pessimistic examples/*.yaml`: its summary line, the
+    requirements each example fails on, and the SU all-reduce on both ends of its range."""
+    guide = _doc("ci.md")
+    monkeypatch.chdir(ROOT)
+    examples = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").glob("*.yaml"))
+    code, output = _run(["check", "--pessimistic", *examples])
+    assert code == 1
+    summary = output.rstrip().splitlines()[-1]
+    assert _words(f"`{summary}`") in _words(guide), summary
+    failing: dict[str, list[str]] = {}
+    for match in re.finditer(r"^FAIL  examples/([^:]+):\d+:\d+  ([a-z]+ [^:]+):", output, re.M):
+        failing.setdefault(match.group(1), []).append(match.group(2))
+    table = dict(re.findall(r"^\| `([a-z0-9-]+\.yaml)` \| ([^|]+) \|$", guide, re.M))
+    shown = {
+        name: [x.split(" (")[0].strip() for x in items.split(", ")] for name, items in table.items()
+    }
+    assert shown == failing
+    pessimistic = re.search(
+        r"^FAIL  \S+su-ndr\.yaml:\S+  allreduce 10 GB: .*  (predicted .*)$", output, re.M
+    )
+    assert pessimistic is not None
+    assert _words(f"`{pessimistic.group(1)}`") in _words(guide), pessimistic.group(1)
+    code, central = _run(["check", "examples/dgx-h100-superpod-su-ndr.yaml"])
+    passing = re.search(r"^PASS  \S+  allreduce 10 GB: .*  (predicted .*)$", central, re.M)
+    assert passing is not None
+    assert f"`{passing.group(1)}`" in guide, passing.group(1)
+
+
+def _text_blocks(guide: str) -> list[str]:
+    return re.findall(r"```text\n(.*?)```", guide, re.S)
+
+
+def test_nccl_check_guide_quotes_are_current_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/nccl-check.md's three quoted report lines: the note on a row whose algbw is not size
+    / time (sweep 08's line 44 with its time doubled), the faulty-run warning of calibrating
+    log11, and the different-clusters warning of calibrating sweeps 21 and 26 together."""
+    edited, faulty, clusters = _text_blocks(_doc("nccl-check.md"))
+    lines = (SWEEPS / "08_allgather_2node_16xA100-40GB_net-notstated.txt").read_text("utf-8")
+    rows = lines.splitlines(keepends=True)
+    assert "   103.2   40.63" in rows[43]
+    rows[43] = rows[43].replace("   103.2   40.63", "   203.2   40.63", 1)
+    (tmp_path / "08.txt").write_text("".join(rows), encoding="utf-8")
+    _, output = _run(["nccl-check", str(tmp_path / "08.txt")])
+    assert _words(edited) in _words(output)
+
+    monkeypatch.chdir(SWEEPS)
+    log11 = "log11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt"
+    code, output = _run(["calibrate", log11])
+    assert code == 0, output
+    assert _words(faulty) in _words(output.replace(log11, "log11_....txt"))
+
+    code, output = _run(
+        [
+            "calibrate",
+            "21_sendrecv_1node_8xH100_intranode.txt",
+            "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt",
+        ]
+    )
+    assert code == 0, output
+    assert clusters.rstrip() in output
 
 
 def test_nccl_check_guide_names_a_run_the_fit_leaves_far_off(
