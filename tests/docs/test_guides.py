@@ -141,3 +141,18 @@ def test_nccl_check_guide_names_a_run_the_fit_leaves_far_off(
     assert f"(run 1) {figure.group(1)}%: beyond 15%" in _words(output)
     _, output = _run(["calibrate", "10_allreduce_2node_8xH100_ib.txt"])
     assert "far from the measurements" not in output
+
+
+def test_architecture_layout_names_every_module() -> None:
+    """docs/architecture.md's package layout names every module of src/ibcalc (it had left out
+    defaults.py, the pydantic default factories)."""
+    layout = _doc("architecture.md").split("## Package layout", 1)[1].split("```", 2)[1]
+    words = set(re.findall(r"[a-z_]+", layout))
+    modules = sorted((ROOT / "src" / "ibcalc").rglob("*.py"))
+    missing = [
+        str(path.relative_to(ROOT))
+        for path in modules
+        if path.stem != "__init__" and path.stem not in words
+    ]
+    assert modules
+    assert missing == []
