@@ -156,3 +156,42 @@ def test_architecture_layout_names_every_module() -> None:
     ]
     assert modules
     assert missing == []
+
+
+def _phase_time(args: list[str], phase: str) -> str:
+    """The time a phase of ``ibcalc train ARGS`` takes, as its table prints it (``18.2 s``)."""
+    code, output = _run(["train", *args])
+    assert code == 0, output
+    row = re.search(rf"^ {re.escape(phase)} .*?  (\S+ \S+) x 1 ", output, re.M)
+    assert row is not None, output
+    return row.group(1)
+
+
+def test_workload_guide_wan_figures_are_current_output() -> None:
+    """docs/workload.md's WAN cases quote the times the tool prints: Llama 3 70B at tp 8, dp 16
+    on 2 sites of 8 DGX H100, flat against hierarchical over wan-100g at 800 km and at a 0.01 ms
+    round trip, and over one wan-10g link a site in bf16 and int8 gradients (int8 had been
+    quoted as 67.7 s where the tool prints 67.6 s)."""
+    guide = _words(_doc("workload.md"))
+    base = ["--model", "llama3-70b", "--tp", "8", "--nodes", "16", "--system", "dgx-h100"]
+    base += ["--sites", "2", "--tflops", "400"]
+    far = [*base, "--wan", "wan-100g", "--distance", "800km"]
+    near = [*base, "--wan", "wan-100g", "--rtt", "0.01ms"]
+    flat, hier = (
+        _phase_time(far, "dp-allreduce"),
+        _phase_time([*far, "--hierarchical"], "dp-ar@wan"),
+    )
+    site = _phase_time([*far, "--hierarchical"], "dp-rs@site")
+    assert site.endswith(" ms")
+    total = float(hier.split()[0]) + 2 * float(site.split()[0]) / 1000
+    assert f"{flat} of flat DP all-reduce against {total:.1f} s hierarchical ({hier} of it" in guide
+    flat = _phase_time(near, "dp-allreduce")
+    hier = _phase_time([*near, "--hierarchical"], "dp-ar@wan")
+    site = _phase_time([*near, "--hierarchical"], "dp-rs@site")
+    assert site.endswith(" ms")
+    total = float(hier.split()[0]) + 2 * float(site.split()[0]) / 1000
+    assert f"`--rtt 0.01ms` {flat} against {total:.1f} s" in guide
+    slow = [*base, "--wan", "wan-10g"]
+    assert f"(the tool prints {_phase_time(slow, 'dp-allreduce')}:" in guide
+    int8 = _phase_time([*slow, "--grad-dtype", "int8"], "dp-allreduce")
+    assert f"(at least 62 s, {int8} printed)" in guide
