@@ -195,3 +195,36 @@ def test_workload_guide_wan_figures_are_current_output() -> None:
     assert f"(the tool prints {_phase_time(slow, 'dp-allreduce')}:" in guide
     int8 = _phase_time([*slow, "--grad-dtype", "int8"], "dp-allreduce")
     assert f"(at least 62 s, {int8} printed)" in guide
+
+
+def test_workload_guide_layout_search_example_is_current_output() -> None:
+    """docs/workload.md's example of a --tflops layout search: DeepSeek-V3 on 32 DGX H100 at 300
+    TFLOP/s. It had said `tp 8, pp 32, ep 1` ranks first; that layout has the fastest step but
+    tight memory, which ranks it after the layouts with room."""
+    import json
+
+    guide = _words(_doc("workload.md"))
+    said = re.search(
+        r"gives `tp (\d+), pp (\d+), ep (\d+)` the fastest step, ([0-9.]+) s, ranked (\d+)th only "
+        r"because its memory is tight, (\d+) %, and `tp (\d+), pp (\d+), ep (\d+)` first at "
+        r"([0-9.]+) s",
+        guide,
+    )
+    assert said is not None
+    args = ["train", "--model", "deepseek-v3", "--system", "dgx-h100", "--nodes", "32"]
+    code, output = _run([*args, "--compare", "--tflops", "300", "--format", "json"])
+    assert code == 0, output
+    layouts = json.loads(output)["layouts"]
+    fastest = min(layouts, key=lambda layout: layout["step_s"])
+    first = layouts[0]
+    assert first["rank"] == 1
+    assert [fastest[k] for k in ("tp", "pp", "ep")] == [int(x) for x in said.group(1, 2, 3)]
+    assert f"{fastest['step_s']:.2f}" == said.group(4)
+    assert fastest["rank"] == int(said.group(5))
+    assert (fastest["memory_room"], round(fastest["memory_used_fraction"] * 100)) == (
+        "tight",
+        int(said.group(6)),
+    )
+    assert [first[k] for k in ("tp", "pp", "ep")] == [int(x) for x in said.group(7, 8, 9)]
+    assert f"{first['step_s']:.2f}" == said.group(10)
+    assert all(layout["memory_room"] == "room" for layout in layouts[: fastest["rank"] - 1])
