@@ -342,7 +342,7 @@ def test_infer_json_and_table_name_the_activations_type() -> None:
 
 def test_infer_table_gives_the_prompt_s_kv_cache_with_its_length() -> None:
     # llama3-70b: 80 layers x 8 KV heads x 128 x 2 (K and V) x 2 B = 327,680 B per token; the
-    # 8,192-token prompt's cache is 8,192 times that, 2.5 GiB (what the KV transfer ships)
+    # 8,192-token prompt's cache is 8,192 times that, 2.50 GiB (what the KV transfer ships)
     result = runner.invoke(
         APP,
         ["infer", "--model", "llama3-70b", "--tp", "8", "--prompt", "8192", "--system", "dgx-h100"],
@@ -352,9 +352,22 @@ def test_infer_table_gives_the_prompt_s_kv_cache_with_its_length() -> None:
     # one request over all GPUs, not a GPU's share of the batch (the memory row's; a QA read
     # found the two easy to confuse)
     assert (
-        "327,680 B per token (bf16), 2.5 GiB for one request's 8,192-token prompt over all GPUs"
+        "327,680 B per token (bf16), 2.50 GiB for one request's 8,192-token prompt over all GPUs"
         in " ".join(result.stdout.split())
     )
+
+
+def test_infer_memory_line_keeps_three_figures_in_each_size() -> None:
+    # llama3-70b at tp 16 on DGX H100, 168 sequences of 1,024 + 256 tokens: the KV cache is
+    # 168 x 1,280 x 327,680 B / 8 (8 KV heads over 16 ranks: each holds one head, copied twice)
+    # = 8,808,038,400 B = 8.203 GiB, beside 8.15 GiB of weights; it had printed "8.2 GiB"
+    args = ["infer", "--model", "llama3-70b", "--tp", "16", "--batch", "168"]
+    result = runner.invoke(APP, [*args, "--system", "dgx-h100"])
+    assert result.exit_code == 0, result.stderr
+    assert pytest.approx(8.203, abs=5e-4) == 168 * 1280 * 327_680 / 8 / 2**30
+    printed = " ".join(result.stdout.split())
+    assert "of dgx-h100's 80.0 GiB per GPU" in printed
+    assert "weights 8.15 GiB + KV cache 8.20 GiB" in printed
 
 
 def test_checkpoint_json() -> None:
@@ -1242,7 +1255,7 @@ def test_a_layout_search_title_keeps_each_number_with_its_unit() -> None:
     for columns in range(60, 81):
         result = runner.invoke(APP, argv, env={"COLUMNS": str(columns)})
         assert result.exit_code == 0, result.output
-        assert "80 GiB per GPU" in " ".join(result.stdout.split())
+        assert "80.0 GiB per GPU" in " ".join(result.stdout.split())
         for line, after in itertools.pairwise(result.stdout.splitlines()):
             if line.split() and after.split():
                 ends_a_number = re.fullmatch(r"[\d.,]+", line.split()[-1]) is not None

@@ -677,7 +677,7 @@ def test_serving_past_every_variants_memory_is_warned_of(builtin_catalogue: Cata
     assert result.memory.weights_bytes / 2**30 == pytest.approx(94.3, abs=0.05)
     assert (result.memory.room, result.memory.fits) == ("out of memory", False)
     (warning,) = [w for w in result.warnings if "on every variant" in w]
-    assert "more than the largest dgx-a100 GPU's 80 GiB" in warning
+    assert "more than the largest dgx-a100 GPU's 80.0 GiB" in warning
 
 
 def test_the_sharp_hint_and_note_follow_the_all_reduces_across_the_network(

@@ -122,7 +122,7 @@ def test_the_no_zero_8b_layout_is_out_of_memory_and_says_how_to_shrink(
     result = _llama8_dp16(builtin_catalogue, seq_len=8192)
     (warning,) = [w for w in result.warnings if w.startswith("out of memory")]
     total = 18 * 8e9 + LLAMA8_UNITS * 8192 * 4096 * 32 + LLAMA8_OUTPUT
-    assert f"{total / GiB:.3g} GiB per GPU against dgx-h100's 80 GiB per GPU" in warning
+    assert f"{total / GiB:.3g} GiB per GPU against dgx-h100's 80.0 GiB per GPU" in warning
     assert warning.startswith(f"out of memory ({total / H100:.0%}): ")
     assert "a higher {zero} stage" in warning
     assert "{recompute} full" in warning
@@ -572,7 +572,8 @@ def test_gpu_memory_given_overrides_the_preset_and_an_unknown_one_is_said(
     assert given.memory.capacity_bytes == pytest.approx(need / 0.95)
     (tight,) = [w for w in given.warnings if w.startswith("memory is tight")]
     assert tight.startswith("memory is tight (95%): ")
-    assert f"per GPU of {{gpu_memory}} {need / 0.95 / GiB:.3g} GiB" in tight
+    # 61.0, its trailing zero kept: 61.04 GiB
+    assert f"per GPU of {{gpu_memory}} {need / 0.95 / GiB:#.3g} GiB" in tight
     # DGX A100 ships with 40 GB or 80 GB A100s: the fit is not judged, and the note says why
     a100 = _step(builtin_catalogue, "dgx-a100", 8, **spec)
     assert a100.memory.fits is None
@@ -661,7 +662,7 @@ def test_cli_train_prints_and_serialises_the_memory() -> None:
     embedding = 128256 * 8192
     need = 18 * ((70e9 - 2 * embedding) / 4 + embedding) / 8 + 8192 * 8192 * 4.1875 * 80
     line = next(x for x in result.stdout.splitlines() if x.strip().startswith("memory "))
-    assert f"{need / GiB:.3g} GiB of dgx-h100's 80 GiB per GPU ({need / H100:.0%})" in line
+    assert f"{need / GiB:.3g} GiB of dgx-h100's 80.0 GiB per GPU ({need / H100:.0%})" in line
     data = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)
     assert data["memory"]["per_gpu_bytes"] == pytest.approx(need)
     assert data["memory"]["capacity_bytes"] == H100
@@ -806,8 +807,14 @@ def test_cli_infer_prints_and_serialises_the_memory() -> None:
     [
         (5e8, f"{5e8 / 2**20:.3g} MiB"),
         (5e5, f"{5e5 / 2**10:.3g} KiB"),
-        (2**30, "1 GiB"),
-        (80 * 2**30, "80 GiB"),
+        # trailing zeros kept, as the three-figure sizes beside them (8.2 GiB had sat beside
+        # 8.15 GiB, 34 GiB beside 14.9 GiB); a whole number of three figures or more without a
+        # bare point
+        (2**30, "1.00 GiB"),
+        (80 * 2**30, "80.0 GiB"),
+        (8.2 * 2**30, "8.20 GiB"),
+        (34 * 2**30, "34.0 GiB"),
+        (100 * 2**30, "100 GiB"),
         (57.8e9, f"{57.8e9 / 2**30:.3g} GiB"),
         (999 * 2**30, "999 GiB"),
         (1000 * 2**30, "1000 GiB"),

@@ -1250,7 +1250,7 @@ def test_a_layout_past_every_variants_memory_is_out_of_memory(
         base.model_copy(update={"parallel": Parallelism(dp=16), "global_batch": 16}),
     )
     (warning,) = [w for w in single.warnings if "on every variant" in w]
-    assert "more than the largest dgx-a100 GPU's 80 GiB (A100 SXM4 (40 GB or 80 GB))" in warning
+    assert "more than the largest dgx-a100 GPU's 80.0 GiB (A100 SXM4 (40 GB or 80 GB))" in warning
     # a memory given by the user is judged as ever
     given = train_step(
         builtin_catalogue,

@@ -204,7 +204,7 @@ def _train_memory_dict(memory: TrainMemory) -> dict[str, Any]:
 
 
 def _memory_words(memory: GpuMemory, names: Mapping[str, str]) -> str:
-    """One GPU's memory for the totals: "51.5 GiB of dgx-h100's 80 GiB per GPU (64%): ..."."""
+    """One GPU's memory for the totals: "51.5 GiB of dgx-h100's 80.0 GiB per GPU (64%): ..."."""
     need = memory_size(memory.total_bytes)
     if memory.past_every_variant and memory.largest_bytes is not None:
         need, largest = apart_sizes(memory.total_bytes, memory.largest_bytes)

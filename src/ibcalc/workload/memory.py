@@ -105,9 +105,9 @@ OUT_OF_MEMORY, TIGHT = "out of memory", "memory is tight"
 
 @functools.lru_cache(maxsize=1024)
 def memory_size(size_bytes: float, digits: int = 3) -> str:
-    """A memory size in GiB (MiB, KiB below one), ``digits`` significant digits (``75e9`` ->
-    ``69.8 GiB``): the unit GPU memory comes in (a vendor's "80GB" of HBM is 80 GiB) and the one
-    PyTorch reports."""
+    """A memory size in GiB (MiB, KiB below one), ``digits`` significant digits, trailing zeros
+    kept (``75e9`` -> ``69.8 GiB``, ``80 x 2^30`` -> ``80.0 GiB``): the unit GPU memory comes in
+    (a vendor's "80GB" of HBM is 80 GiB) and the one PyTorch reports."""
     if size_bytes < KiB:
         return format_size(size_bytes)
     unit, name = (
@@ -117,8 +117,10 @@ def memory_size(size_bytes: float, digits: int = 3) -> str:
     if value >= 10_000:
         return f"{value:,.0f} {name}"  # 16,763,846 GiB: a model far past any GPU reads as one
     # never in exponent form: 1350 GiB, not 1.35e+03 GiB; and 999.6 MiB, not 1e+03 MiB (the
-    # integer digits are counted after rounding)
-    return f"{value:.{max(digits, len(str(round(value))))}g} {name}"
+    # integer digits are counted after rounding). Trailing zeros kept (#): 8.20 GiB beside
+    # 8.15 GiB had read "8.2", 34.0 beside 14.9 "34"; a whole number loses the bare point
+    text = f"{value:#.{max(digits, len(str(round(value))))}g}"
+    return f"{text.rstrip('.')} {name}"
 
 
 class Recompute(StrEnum):
@@ -324,7 +326,7 @@ class GpuMemory:
 
     #: one GPU's memory; None: not known (give --gpu-memory)
     capacity_bytes: float | None
-    #: where the capacity comes from ("dgx-h100's 80 GiB per GPU", "{gpu_memory} 74.5 GiB")
+    #: where the capacity comes from ("dgx-h100's 80.0 GiB per GPU", "{gpu_memory} 74.5 GiB")
     capacity_from: str | None
     #: where the capacity is not known, the largest GPU memory of the preset's variants
     #: (``dgx-a100``: 80 GiB), which a layout past it fits on none of; None: not known either
