@@ -139,7 +139,7 @@ def test_a_duplicate_under_aliases_is_said_once_and_kept_past_a_later_refusal(
     # the first of each mapping's x is named: on its line by column (the anchor's, &k x),
     # else by line
     assert _refusals(tmp_path, keyed) == [
-        (line, col, f"duplicate key 'x' (written through an alias) (first at {first})")
+        (line, col, f"duplicate key 'x' (written through an alias; first at {first})")
         for line, col, first in (
             (1, 14, "column 5"),
             (2, 12, "column 5"),
@@ -152,7 +152,7 @@ def test_a_duplicate_under_aliases_is_said_once_and_kept_past_a_later_refusal(
     hidden = "a: 1\na: {&k x: 1}\nb: {x: 1, *k: 2}\n"
     assert _refusals(tmp_path, hidden) == [
         (2, 1, "duplicate key 'a' (first at line 1)"),
-        (3, 11, "duplicate key 'x' (written through an alias) (first at column 5)"),
+        (3, 11, "duplicate key 'x' (written through an alias; first at column 5)"),
     ]
     # a key written three times is said at each repeat (review CJ: the third had been hidden),
     # in an anchored mapping too, once though it is built again at each alias

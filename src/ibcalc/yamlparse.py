@@ -246,12 +246,19 @@ _SCALAR_TAGS = frozenset(
 )
 
 
-def _first_at(first: tuple[int, int] | None, line: int) -> str:
-    """Where a duplicate key's first occurrence is, said after the repeat's own place: its line,
-    or its column where both are on one line (``{x: 1, x: 2}``)."""
-    if first is None:
-        return ""
-    return f" (first at column {first[1]})" if first[0] == line else f" (first at line {first[0]})"
+def _duplicate_key(
+    key: str, *, through_alias: bool, first: tuple[int, int] | None, line: int
+) -> str:
+    """A duplicate key's message, said at the repeat's own place, with one parenthetical: that it
+    is written through an alias, and where its first occurrence is, its line or its column where
+    both are on one line (``{x: 1, x: 2}``): "duplicate key 'x' (written through an alias; first
+    at column 5)", where two parentheticals in a row had been."""
+    notes = ["written through an alias"] if through_alias else []
+    if first is not None:
+        notes.append(
+            f"first at column {first[1]}" if first[0] == line else f"first at line {first[0]}"
+        )
+    return f"duplicate key {key}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _problem(path: str, mark: yaml.Mark | None, message: str) -> InputFileError:
@@ -344,9 +351,12 @@ def _build(
                             doc.path,
                             said_at[0],
                             said_at[1],
-                            f"duplicate key {shown(key)}"
-                            + (" (written through an alias)" if key_alias else "")
-                            + _first_at(first, said_at[0]),
+                            _duplicate_key(
+                                shown(key),
+                                through_alias=key_alias is not None,
+                                first=first,
+                                line=said_at[0],
+                            ),
                         )
                     )
                 continue
