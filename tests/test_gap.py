@@ -365,6 +365,18 @@ def test_tp_whatif_places_the_same_bytes(cat: Catalogue) -> None:
     assert more.across.time_s <= whatif.across.time_s
 
 
+def test_tp_json_gives_the_dtype_it_is_priced_in() -> None:
+    """The TP all-reduce is priced in bf16 (Megatron's activations): its JSON says so beside its
+    size, as an estimate's does ('size_bytes', 'dtype'); only the assumptions had said it."""
+    args = ["gap", "--system", "dgx-h100", "--tp", "8", "--format", "json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    tp = json.loads(result.stdout)["tp"]
+    assert (tp["size_bytes"], tp["dtype"]) == (64_000_000, "bf16")
+    assert list(tp)[4:6] == ["size_bytes", "dtype"]
+    assert "the same all-reduce of 64 MB (bf16) over 8 GPUs" in tp["assumptions"][1]
+
+
 def test_a_domain_larger_than_a_node_is_compared_whole(cat: Catalogue) -> None:
     # GB200 NVL72: 18 trays of 4 GPUs share one NVLink 5 domain of 72 GPUs (the preset's
     # scale_up_domain). Inside is that whole domain, not one tray; across, 72 one-GPU nodes.

@@ -487,6 +487,7 @@ class TpWhatIf(JsonModel):
         "host_pcie",
         "tp",
         "size_bytes",
+        "dtype",
         "inside_s",
         "across_s",
         "slowdown",
@@ -508,6 +509,13 @@ class TpWhatIf(JsonModel):
     @field_serializer("size_bytes")
     def _size_bytes(self, size_bytes: float) -> int | float:
         return json_bytes(size_bytes)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def dtype(self) -> str:
+        """The element type the all-reduce is priced in (both placements'), as an estimate's
+        JSON gives it beside its size: bf16 unless given (the assumptions had said it alone)."""
+        return self.inside.dtype
 
     @computed_field  # type: ignore[prop-decorator]
     @property
