@@ -377,6 +377,21 @@ def test_tp_json_gives_the_dtype_it_is_priced_in() -> None:
     assert "the same all-reduce of 64 MB (bf16) over 8 GPUs" in tp["assumptions"][1]
 
 
+def test_a_tp_size_of_no_whole_elements_is_said_rounded(cat: Catalogue) -> None:
+    """--tp-size 1001 in bf16 is 500.5 elements: nccl-tests runs 500, 1000 B, and the what-if
+    says so as 'allreduce --size 1001' does (it had become 1000 B unsaid); a whole size says
+    nothing."""
+    whatif = tp_whatif(cat, "nvlink4", "ndr", 8, 1001)
+    assert whatif.size_bytes == whatif.across.size_bytes == 1000
+    rounded = "size rounded to 1000 B as nccl-tests does: to whole bf16 elements (2 B)"
+    assert rounded in whatif.assumptions
+    assert not any("rounded" in n for n in tp_whatif(cat, "nvlink4", "ndr", 8, 1000).assumptions)
+    args = ["gap", "--system", "dgx-h100", "--tp", "8", "--tp-size", "1001"]
+    result = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert rounded in result.stdout
+
+
 def test_a_domain_larger_than_a_node_is_compared_whole(cat: Catalogue) -> None:
     # GB200 NVL72: 18 trays of 4 GPUs share one NVLink 5 domain of 72 GPUs (the preset's
     # scale_up_domain). Inside is that whole domain, not one tray; across, 72 one-GPU nodes.

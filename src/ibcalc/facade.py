@@ -252,6 +252,10 @@ def _why_equivalent(cost: Cost) -> str:
 #: and is not counted). tests/reference/test_published_figures.py re-derives it from those rows.
 MEASURED_DROP_MAX = 0.09
 
+#: How an estimate's note that nccl-tests' rounding changed the size begins (``gap --tp`` passes
+#: its all-reduce's on).
+SIZE_ROUNDED_NOTE = "size rounded to"
+
 #: What an estimate that SHARP (CollNet) carries says of the evidence behind it.
 #: tests/reference/test_published_figures.py re-derives its figures from the published rows.
 SHARP_EVIDENCE_NOTE = (
@@ -611,7 +615,7 @@ def _estimate(
             if collective.per_rank_buffer
             else f"to whole {dt.value} elements ({dt.bytes} B)"
         )
-        notes.append(f"size rounded to {size:.0f} B as nccl-tests does: {whole}")
+        notes.append(f"{SIZE_ROUNDED_NOTE} {size:.0f} B as nccl-tests does: {whole}")
     # the candidates NCCL's tuner ranks within the tie threshold of its choice: which of them a
     # real run gets turns on details of its tuner this model does not carry (a near tie, said as
     # one, and the likely range covers them); none when the caller forced a choice

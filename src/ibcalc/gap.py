@@ -74,7 +74,7 @@ from ibcalc.cluster.spec import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, Estimate
 from ibcalc.errors import ClusterError, expect_type
-from ibcalc.facade import cost_parameter_notes, estimate
+from ibcalc.facade import SIZE_ROUNDED_NOTE, cost_parameter_notes, estimate
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import shown
 from ibcalc.units import GB, fixed, format_size, json_bytes, parse_size, plural
@@ -987,6 +987,9 @@ def tp_whatif(
         f"the same all-reduce of {format_size(inside.size_bytes)} ({dtype}) over {tp} GPUs: "
         f"{where} vs {tp} {unit}s x 1 on {out.id} "
         f"({nics_per_node} {link_word}{'s' if nics_per_node != 1 else ''} each)",
+        # a size of no whole number of elements (--tp-size 1001 in bf16: 1000 B), said as an
+        # estimate says it (it had been rounded unsaid); both placements round it alike
+        *(n for n in inside.assumptions if n.startswith(SIZE_ROUNDED_NOTE)),
         f"inside: {inside.best.algorithm.value}/{inside.best.protocol.value}; "
         f"across: {across.best.algorithm.value}/{across.best.protocol.value} "
         "(NCCL-like choice in each placement)",
