@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.cli import app
+from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Algorithm, Protocol
 from ibcalc.logs.calibrate import calibrate
 from ibcalc.logs.cluster import gpus_per_process_words
@@ -2878,7 +2879,9 @@ def test_an_override_of_a_log_without_a_release_says_whose_tuner_priced_it(
     tmp_path: Path,
 ) -> None:
     """log06 prints no NCCL version: the override's header says the fit was priced with NCCL
-    2.30.7's choice, the field named plainly (not as the library's '{nccl_version}' mark)."""
+    2.30.7's choice, naming the flag that gives the release, --nccl-version (not the library's
+    '{nccl_version}' mark, nor the bare field name, which a person reading the file cannot
+    type); the library, given no names, names the field plainly."""
     log = SWEEPS / "log06_allreduce_2node_16xH100_gcp_a3mega.txt"
     target = tmp_path / "o.yaml"
     code, _, err = run("calibrate", str(log), "--system", "gcp-a3-mega", "-o", str(target))
@@ -2886,8 +2889,15 @@ def test_an_override_of_a_log_without_a_release_says_whose_tuner_priced_it(
     priced = [x for x in target.read_text().splitlines() if x.startswith("# priced with:")]
     assert priced == [
         "# priced with: tuner_constants = 2.30.7 (the log states no NCCL release: NCCL 2.30.7's "
-        "tuner constants choose the algorithm and protocol; nccl_version gives the run's release)"
+        "tuner constants choose the algorithm and protocol; --nccl-version gives the run's "
+        "release)"
     ]
+    from ibcalc.logs.calibrate import write_override
+
+    (run06,) = parse_file(log).runs
+    result = calibrate([run06], ClusterSpec(system="gcp-a3-mega"), sources=[log.name])
+    (plain,) = write_override(result, tmp_path / "p.yaml")
+    assert "; nccl_version gives the run's release)" in plain.read_text()
 
 
 def test_stderr_notes_keep_a_path_with_spaces_on_one_line(tmp_path: Path) -> None:

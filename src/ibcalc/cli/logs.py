@@ -510,12 +510,12 @@ def calibrate_command(
         if result.cost_entries:
             raise special_target_refusal(output)
         emit(render_calibration_report(result, fmt, names=names, written=[output]), None)
-        written = write_override(result, output, force=force, inputs=inputs)
+        written = write_override(result, output, force=force, inputs=inputs, names=names)
     else:
         # the files before the report: what only the write itself can find (a full disk, a
         # special file where a second file must go beside it) is a refusal with stdout empty
         if output is not None:
-            written = write_override(result, output, force=force, inputs=inputs)
+            written = write_override(result, output, force=force, inputs=inputs, names=names)
         # the JSON names the files written (a script had to know them from its own -o)
         emit(render_calibration_report(result, fmt, names=names, written=written), None)
     for target in written:

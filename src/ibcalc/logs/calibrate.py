@@ -2575,7 +2575,7 @@ def _refuse_cost_params_name(path: str | os.PathLike[str]) -> None:
         )
 
 
-def _header(kind: str, calibration: Calibration, use: str) -> str:
+def _header(kind: str, calibration: Calibration, use: str, names: Mapping[str, str] | None) -> str:
     lines = [
         f"# ibcalc calibrate: {kind} fitted to nccl-tests runs.",
         f"# source logs: {', '.join(calibration.inputs)}",
@@ -2589,8 +2589,10 @@ def _header(kind: str, calibration: Calibration, use: str) -> str:
     # how NCCL's choice was priced (the release's tuner constants, the log's NCCL_ALGO and
     # NCCL_PROTO): the fitted values hold for runs priced the same way
     lines += [
-        # a field named as a mark ({nccl_version}) by its plain name, as str() of an error is
-        f"# priced with: {fill_fields(a, lambda f: f)}"
+        # a field named as a mark ({nccl_version}) by the caller's name for it (the CLI's flag,
+        # --nccl-version: a person reads this file), else by its plain name, as str() of an
+        # error is
+        f"# priced with: {fill_fields(a, names if names is not None else lambda f: f)}"
         for a in calibration.assumptions
         if any(k in a for k in ("tuner_constants = ", "NCCL_ALGO=", "NCCL_PROTO="))
         # a setting that changed nothing priced nothing
@@ -2629,8 +2631,13 @@ def write_override(
     *,
     force: bool = False,
     inputs: Sequence[str | os.PathLike[str]] = (),
+    names: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write the calibration as override files and return their paths.
+
+    ``names`` gives the caller's name for a field its headers name (the CLI's flags:
+    ``nccl_version`` -> ``--nccl-version``); a field not in it, or every field without it, is
+    named plainly.
 
     ``path`` receives the catalogue override (links); the cost-parameter override, when model
     constants were fitted, goes to :func:`cost_params_path` of it. Each file is checked by the
@@ -2661,6 +2668,7 @@ def write_override(
         calibration,
         f"--catalogue {shlex.quote(target.name)} (or IBCALC_CATALOGUE={shlex.quote(target.name)})"
         + both,
+        names,
     ) + _dump({"schema": "ibcalc-catalogue/1", "links": calibration.link_entries})
     first = _check_one(target, force=force, inputs=inputs)
     checked: list[tuple[OutputTarget, str, Callable[[Path], object]]] = [
@@ -2683,6 +2691,7 @@ def write_override(
                 if calibration.link_entries
                 else ""
             ),
+            names,
         ) + _dump({"schema": COST_PARAMS_SCHEMA, **calibration.cost_entries})
         checked.append(
             (
