@@ -135,12 +135,14 @@ def closest(value: str, choices: list[str]) -> str | None:
 
 
 def closest_hint(value: str, choices: list[str]) -> str:
-    """`` (did you mean 'ring'?)`` for the :func:`closest` choice, else ``""``.
+    """`` (did you mean ring?)`` for the :func:`closest` choice, else ``""``.
 
     For enumerations whose refusal already lists every choice: the hint only adds the likely
-    one, the way unknown link and system names are answered."""
+    one, the way unknown link and system names are answered, and in their form, the name bare
+    (``--kind`` had offered 'scale-out' quoted where ``--system`` offers dgx-h100 bare). The
+    choices are the program's own names, so none needs escaping."""
     near = closest(value, choices)
-    return f" (did you mean {shown(near)}?)" if near is not None else ""
+    return f" (did you mean {near}?)" if near is not None else ""
 
 
 def quoted_names(text: object) -> list[str]:

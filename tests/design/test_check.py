@@ -666,7 +666,7 @@ def test_an_enum_typo_gets_the_closest_choice_and_an_empty_key_is_shown_quoted(
     assert (code, out) == (2, "")
     assert err.splitlines() == [
         f"error: {path}:4:1: host_cpu: 'amdd' is not one of 'intel', 'amd' or 'arm' "
-        "(did you mean 'amd'?)",
+        "(did you mean amd?)",
         f"error: {path}:5:1: '': unknown key (not allowed here)",
     ]
 
