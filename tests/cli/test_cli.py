@@ -1731,11 +1731,11 @@ def test_sweep_and_gap_stderr_notes_wrap_at_columns(tmp_path: Path) -> None:
     ]
     assert narrow.stderr.splitlines() == [
         "assumption: ndr supports SHARP",
-        "(CollNet); enable with --sharp",
+        "  (CollNet); enable with --sharp",
     ]
     png = tmp_path / "a_long_enough_name_to_need_a_second_line.png"
     gap = runner.invoke(
         app, ["gap", "--system", "dgx-h100", "--plot", str(png)], env={"COLUMNS": "40"}
     )
     assert gap.exit_code == 0
-    assert gap.stderr.splitlines() == ["plot written to", str(png)]
+    assert gap.stderr.splitlines() == ["plot written to", f"  {png}"]

@@ -2844,15 +2844,21 @@ def test_stderr_notes_and_the_gate_s_fail_line_wrap_at_columns(tmp_path: Path) -
 
     def fits(err: list[str]) -> None:
         assert err
-        # a longer line is one word, or the path with spaces, kept whole on a line of its own
-        assert all(len(line) <= 60 or " " not in line or line == str(target) for line in err), err
+        # a longer line is one word, the path with spaces kept whole, or a message's first line:
+        # its verdict with the path (each asserted below)
+        assert all(
+            len(line) <= 60 or " " not in line.strip() or line.strip() == str(target)
+            for line in err[1:]
+        ), err
 
     code, err = lines("nccl-check", log, "--min-efficiency", "0.9")
     assert code == 1
     fits(err)
-    assert err[0] == "FAIL"
-    assert " ".join(err[1:]) == (
-        f"{log} run 1: --min-efficiency 0.9 fails at 64 MiB (83.3% of the expected busbw), "
+    # the verdict keeps the run's path and number; the lines after it are indented
+    assert err[0] == f"FAIL {log} run 1:"
+    assert all(line.startswith("  ") and line[2] != " " for line in err[1:])
+    assert " ".join(line.strip() for line in err[1:]) == (
+        "--min-efficiency 0.9 fails at 64 MiB (83.3% of the expected busbw), "
         "128 MiB (79.6% of the expected busbw), 256 MiB (84.5% of the expected busbw)"
     )
     # a number keeps its unit: no line starts with one
@@ -2862,17 +2868,17 @@ def test_stderr_notes_and_the_gate_s_fail_line_wrap_at_columns(tmp_path: Path) -
     assert code == 0
     fits(err)
     assert len(err) > 1
-    assert " ".join(err) == f"note: {again} is the file {log} again; read once"
+    assert " ".join(x.strip() for x in err) == f"note: {again} is the file {log} again; read once"
     code, err = lines("calibrate", log, "-o", str(target))
     assert code == 0
     fits(err)
-    assert err[0] == "wrote"
-    assert " ".join(err).startswith(f"wrote {target} note: no fitted value was written: ")
+    assert err[0] == f"wrote {target}"
+    assert err[1].startswith("note: no fitted value was written:")
     # the same lines without $COLUMNS: one each
     wrapped = lines("nccl-check", log, "--min-efficiency", "0.9")[1]
     code, _, err_one = run("nccl-check", log, "--min-efficiency", "0.9")
     assert code == 1
-    assert err_one.splitlines() == [" ".join(wrapped)]
+    assert err_one.splitlines() == [" ".join(x.strip() for x in wrapped)]
 
 
 def test_an_override_of_a_log_without_a_release_says_whose_tuner_priced_it(
@@ -2916,10 +2922,42 @@ def test_stderr_notes_keep_a_path_with_spaces_on_one_line(tmp_path: Path) -> Non
         return result.stderr.splitlines()
 
     gate = err("nccl-check", str(log), "--min-efficiency", "0.9")
-    assert gate[:2] == ["FAIL", str(log)]
+    assert gate[0] == f"FAIL {log} run 1:"
     written = err("calibrate", str(log), "-o", str(target))
-    assert written[:2] == ["wrote", str(target)]
+    assert written[0] == f"wrote {target}"
     assert sum(str(target) in line for line in written) == 2, written
     again = err("nccl-check", str(log), f"{folder}/../{folder.name}/{log.name}", "--format", "json")
-    assert again[:2] == ["note:", f"{folder}/../{folder.name}/{log.name}"], again
-    assert str(log) in again, again
+    assert again[0] == f"note: {folder}/../{folder.name}/{log.name}", again
+    assert f"  {log}" in again, again
+
+
+def test_a_verdict_on_stderr_is_never_alone_on_its_line(tmp_path: Path) -> None:
+    """A path wider than the page had left 'FAIL' and 'wrote' alone on the first line of their
+    message at COLUMNS=60, the path on the next, so ``grep '^FAIL .* run'`` missed the failed
+    run, and the lines after the first began at the margin as a new message would. The verdict
+    keeps the path (and FAIL the run's number) on its line, and the rest is indented by two
+    spaces."""
+    folder = tmp_path / ("d" * 70)
+    folder.mkdir()
+    log = folder / "10.txt"
+    log.write_text((SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text())
+    gate = CliRunner().invoke(
+        app, ["nccl-check", str(log), "--min-efficiency", "0.9"], env={"COLUMNS": "60"}
+    )
+    assert gate.exit_code == 1
+    assert [x for x in gate.stderr.splitlines() if re.match("^FAIL .* run", x)] == [
+        f"FAIL {log} run 1:"
+    ]
+    # 64 MiB (83.3% ...), 128 MiB (79.6% ...), 256 MiB (84.5% ...) below the gate of 0.9
+    assert gate.stderr.splitlines()[1:] == [
+        "  --min-efficiency 0.9 fails at 64 MiB (83.3% of the",
+        "  expected busbw), 128 MiB (79.6% of the expected busbw),",
+        "  256 MiB (84.5% of the expected busbw)",
+    ]
+    target = folder / "override.yaml"
+    wrote = CliRunner().invoke(
+        app, ["calibrate", str(log), "-o", str(target)], env={"COLUMNS": "60"}
+    )
+    assert wrote.exit_code == 0
+    assert wrote.stderr.splitlines()[0] == f"wrote {target}"
+    assert all(x.startswith(("wrote ", "note: ", "  ")) for x in wrote.stderr.splitlines())

@@ -309,11 +309,11 @@ def nccl_check(
     if min_efficiency is not None:
         for check in checks:
             if id(check) in unjudged:
-                source = printable(check.source, None)
+                run = f"{printable(check.source, None)} run {check.run_index + 1}"
                 say_wrapped(
-                    f"note: {source} run {check.run_index + 1} is not judged by "
+                    f"note: {run} is not judged by "
                     f"--min-efficiency: {fill_fields(unjudged[id(check)], FIELD_FLAGS)}",
-                    source,
+                    run,
                 )
         if all(c.verdict == "not_checked" for c in checks):
             raise CliUsageError("--min-efficiency would judge nothing: no run could be checked")
@@ -325,12 +325,9 @@ def nccl_check(
         for check, reasons in failed:
             sizes = ", ".join(reasons[:6])
             sizes += f" and {len(reasons) - 6} more" if len(reasons) > 6 else ""
-            source = printable(check.source, None)
-            say_wrapped(
-                f"FAIL {source} run {check.run_index + 1}: --min-efficiency "
-                f"{min_efficiency:g} fails at {sizes}",
-                source,
-            )
+            # the run's path and number stay on the verdict's line: grep '^FAIL .* run' finds it
+            run = f"{printable(check.source, None)} run {check.run_index + 1}:"
+            say_wrapped(f"FAIL {run} --min-efficiency {min_efficiency:g} fails at {sizes}", run)
     for error in contradicted:
         say(f"error: {printable(error['source'], None)} {error['message']}")
     if contradicted:

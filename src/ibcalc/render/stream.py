@@ -177,18 +177,24 @@ def _unit_words(line: str) -> list[str]:
     return words
 
 
-def unit_wrap(text: str, width: int, keep: Iterable[str] = ()) -> str:
+def unit_wrap(text: str, width: int, keep: Iterable[str] = (), indent: str = "") -> str:
     """``text`` in lines of at most ``width`` characters, broken at spaces but never between a
     number and its unit ("65.7 ms" stays on one line; a word longer than the line is left to
     fold). Line breaks already in ``text`` are kept. Widths are display cells, as rich counts
     them: a CJK character takes two (with ``len``, a title holding one had been broken too late
     and rich had wrapped it again, leaving a word alone on a third line; review ET 4). The
-    phrases in ``keep`` (a path with spaces in it) are never broken either."""
+    phrases in ``keep`` (a path with spaces in it) are never broken either, the longer first
+    where two overlap. Each line a paragraph is broken into after its first begins with
+    ``indent`` (counted in its width)."""
     # (ASCII text, nearly all of it, is as wide as it is long: len is the faster count)
     cells = len if text.isascii() else cell_len
     if width < 1 or cells(text) <= width:
         return text
-    kept = [phrase for phrase in keep if " " in phrase and phrase in text and "\x00" not in text]
+    kept = sorted(
+        (phrase for phrase in keep if " " in phrase and phrase in text and "\x00" not in text),
+        key=len,
+        reverse=True,
+    )
     for phrase in kept:
         # one word while the lines are made: its spaces NULs, counted as the spaces they are
         text = text.replace(phrase, phrase.replace(" ", "\x00"))
@@ -199,7 +205,7 @@ def unit_wrap(text: str, width: int, keep: Iterable[str] = ()) -> str:
         lines = [""]
         for word in _unit_words(paragraph):
             if lines[-1] and cells(lines[-1]) + 1 + cells(word) > width:
-                lines.append(word)
+                lines.append(indent + word)
             else:
                 lines[-1] += (" " if lines[-1] else "") + word
         out.extend(lines)
@@ -213,13 +219,28 @@ def stderr_wrap(text: str, keep: Iterable[str] = ()) -> str:
     message. (``nccl-check --min-efficiency``'s FAIL line, the note on a file given twice and
     calibrate's "wrote FILE" had run past a 60-column page, where the report's own notes wrap.)
     ``keep``: the phrases not to break, the paths a line names (a path with spaces had been
-    split over two lines)."""
+    split over two lines). The lines after the first are indented by two spaces, so that each
+    message starts at the margin, and the first word (FAIL, wrote, note:) is never alone on its
+    line: it keeps the next word, or the kept phrase that follows it (a path wider than the
+    page had left "FAIL" alone, and ``grep '^FAIL .* run'`` missed the line)."""
     stream = sys.stderr
     width = 0
     with contextlib.suppress(ValueError, OSError):  # a closed stderr is no terminal
         if stream is not None and stream.isatty():
             width = Console(file=stream).width
-    return unit_wrap(text, width or env_columns(0), keep)
+    width = width or env_columns(0)
+    if not width:
+        return text
+    keep = list(keep)
+    first, _, rest = text.partition(" ")
+    after = [phrase for phrase in keep if phrase and rest.startswith(phrase)]
+    lead = f"{first} {max(after, key=len) if after else rest.split(' ', 1)[0]}"
+    return unit_wrap(text, width, [lead, *keep] if rest else keep, indent=_NOTE_INDENT)
+
+
+#: What the lines of a note on stderr after its first begin with (the report's notes and
+#: findings on stdout hang under their text in the same way)
+_NOTE_INDENT = "  "
 
 
 class UnitTitle(Text):
