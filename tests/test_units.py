@@ -950,19 +950,6 @@ def test_plural_takes_es_after_a_sibilant() -> None:
     ]
 
 
-def test_first_five_lists_five_then_an_ellipsis() -> None:
-    """first_five() is the one home of a note's 'the first five, ...' (nccl-check's repeated
-    sizes and calibrate's rows left out had cut at five without a word)."""
-    from ibcalc.units import first_five
-
-    assert first_five([]) == ""
-    assert first_five([12]) == "12"
-    assert (
-        first_five(["16 B", "32 B", "64 B", "128 B", "256 B"]) == "16 B, 32 B, 64 B, 128 B, 256 B"
-    )
-    assert first_five(range(40, 52, 2)) == "40, 42, 44, 46, 48, ..."
-
-
 def test_json_bytes_prints_a_whole_count_as_an_integer() -> None:
     """gap, the catalogue and the workload JSON print whole byte counts as integers (they had
     printed 85899345920.0), and keep a fraction as it is (a storage share of bytes per GPU)."""

@@ -18,7 +18,6 @@ import decimal
 import math
 import numbers
 import re
-from collections.abc import Iterable
 
 from ibcalc.errors import UnitError
 from ibcalc.patterns import lazy_pattern
@@ -37,7 +36,6 @@ __all__ = [
     "UNSIGNED_NUMBER",
     "GiB",
     "as_float",
-    "first_five",
     "fixed",
     "format_bandwidth",
     "format_count",
@@ -676,13 +674,6 @@ def json_bytes(size_bytes: float) -> int | float:
     bytes), else the float it is. ``85899345920.0`` is refused by a consumer that reads the field
     as an integer (Go's int64, serde's u64), as every estimate's ``size_bytes`` is."""
     return int(size_bytes) if float(size_bytes).is_integer() else size_bytes
-
-
-def first_five(items: Iterable[object]) -> str:
-    """``a, b, c``: the items joined with commas, past five the first five and ``...``
-    (``1, 2, 3, 4, 5, ...``), as a note lists lines or sizes without running on."""
-    texts = [str(item) for item in items]
-    return ", ".join(texts[:5]) + (", ..." if len(texts) > 5 else "")
 
 
 def format_ratio(value: float) -> str:

@@ -1111,7 +1111,7 @@ def test_a_link_redefined_against_the_builtin_systems_is_one_problem_in_its_file
     assert lines[problem.line - 1][problem.col - 1 :] == "kind: scale-up"
     assert problem.message == (
         "links[0] (ndr): kind scale-up, but 7 built-in systems "
-        f"({', '.join(users[:4])} and 3 more) take it as their inter link, which must be "
+        f"({', '.join(users[:4])} and 3 more systems) take it as their inter link, which must be "
         "scale-out"
     )
 

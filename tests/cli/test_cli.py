@@ -1013,7 +1013,7 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
         (
             ["allreduce", "--size", "1GB", "--fabric", "h100"],
             "error: unknown link 'h100': h100 names a GPU or system, not a link (system presets "
-            "with it: dgx-h100, azure-nd-h100-v5, h100-pcie-nvl-pair, ...)",
+            "with it: dgx-h100, azure-nd-h100-v5, h100-pcie-nvl-pair and 7 more presets)",
         ),
         (
             ["allreduce", "--size", "1GB", "--inter", "gh200"],
@@ -1099,7 +1099,7 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
                 "h100",
             ],
             "error: unknown link 'h100': h100 names a GPU or system, not a link (system presets "
-            "with it: dgx-h100, azure-nd-h100-v5, h100-pcie-nvl-pair, ...)",
+            "with it: dgx-h100, azure-nd-h100-v5, h100-pcie-nvl-pair and 7 more presets)",
         ),
         # where the role takes it, the link of that GPU is the right suggestion
         (

@@ -1353,7 +1353,10 @@ def test_line_lists_say_which_lines_not_a_range_around_them() -> None:
     assert line_list([12, 13, 14, 15]) == "lines 12-15"
     assert line_list([17, 19]) == "lines 17, 19"
     assert line_list([40, 41, 42, 43, 44, 45, 46, 47]) == "lines 40-47"
-    assert line_list([40, 42, 44, 46, 48, 50]) == "lines 40, 42, 44, 46, 48, ..."
+    assert line_list([40, 42, 44, 46, 48, 50, 52]) == "lines 40, 42, 44, 46, 48 and 2 more lines"
+    assert line_list([1, 3, 5, 7, 9, 11, 13], unit="result") == (
+        "results 1, 3, 5, 7, 9 and 2 more results"
+    )
     assert line_list([3], unit="result") == "result 3"
 
 

@@ -32,6 +32,7 @@ from ibcalc.errors import (
     expect_type,
 )
 from ibcalc.fileio import env_paths, last_naming
+from ibcalc.listing import listed
 from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import folded, printable, shown
 from ibcalc.trusted import trusted
@@ -606,7 +607,7 @@ def _broken_problems(
         index = next(i for i, link in enumerate(parsed.links) if link.id == link_id)
         line, col = doc.locate(("links", index, "kind"))
         kinds = " or ".join(LINK_ROLES[field_name][0])
-        named = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
+        named = listed(ids, "system", limit=4)
         whose = (
             f"{len(ids)} built-in system{'s' * (len(ids) != 1)}"
             if systems_path == BUILTIN_LABEL
@@ -986,7 +987,7 @@ def _system_word(
     holding = [s for s in catalogue.systems if any(_word_in(p, n) for p in parts for n in s.names)]
     holding += [s for s in catalogue.systems if s not in holding and _word_in(key, s.gpu)]
     if holding:
-        ids = ", ".join(s.id for s in holding[:3]) + (", ..." if len(holding) > 3 else "")
+        ids = listed((s.id for s in holding), "preset", limit=3)
         preset = "system presets" if len(holding) > 1 else "a system preset"
         return f"{key} names a GPU or system, not a link ({preset} with it: {ids})"
     if any(_word_in(key, n) for _, names in every for n in names):

@@ -43,6 +43,7 @@ from ibcalc.cli.options import (
 from ibcalc.cli.output import emit, once, run_inputs
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.errors import FieldError, fill_fields
+from ibcalc.listing import listed
 from ibcalc.textsafe import printable
 
 if TYPE_CHECKING:
@@ -323,10 +324,9 @@ def nccl_check(
                 "say why for each)"
             )
         for check, reasons in failed:
-            sizes = ", ".join(reasons[:6])
-            sizes += f" and {len(reasons) - 6} more" if len(reasons) > 6 else ""
             # the run's path and number stay on the verdict's line: grep '^FAIL .* run' finds it
             run = f"{printable(check.source, None)} run {check.run_index + 1}:"
+            sizes = listed(reasons, "size")
             say_wrapped(f"FAIL {run} --min-efficiency {min_efficiency:g} fails at {sizes}", run)
     for error in contradicted:
         say(f"error: {printable(error['source'], None)} {error['message']}")

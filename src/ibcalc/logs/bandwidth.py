@@ -26,6 +26,7 @@ from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
 from ibcalc.engine.types import Algorithm, Collective, Estimate
 from ibcalc.errors import IbcalcError
 from ibcalc.facade import QuickEstimate
+from ibcalc.listing import first_of
 from ibcalc.logs.expect import RunContext, catalogue_with_link, predict_times
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.results import (
@@ -167,11 +168,15 @@ def _ramp_under_low_run(ctx: RunContext, bw: Sequence[RowCheck]) -> Finding | No
         "fault of its own",
         confidence="medium",
         severity="info",
-        evidence=[
-            f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.1f} GB/s against "
-            f"{r.expected_busbw_GBps:.1f} GB/s expected ({eff_pct(r.efficiency)}, line {r.line})"
-            for r in [*lead, *rest[: reach + 1]][:5]
-        ],
+        evidence=first_of(
+            [
+                f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.1f} GB/s against "
+                f"{r.expected_busbw_GBps:.1f} GB/s expected ({eff_pct(r.efficiency)}, "
+                f"line {r.line})"
+                for r in [*lead, *rest[: reach + 1]]
+            ],
+            "size",
+        ),
         lines=[r.line for r in lead],
     )
 
@@ -668,11 +673,15 @@ def _some_rows_low(
     H100 (sweep 21) had
     been told 'the larger ones reach it' of its 64 MiB row while 128 MiB, inside the band, read
     51 %, and rows inside the band had been left without any finding."""
-    evidence = [
-        f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.1f} GB/s against "
-        f"{r.expected_busbw_GBps:.1f} GB/s expected ({eff_pct(r.efficiency)}, line {r.line})"
-        for r in below[:4]
-    ]
+    evidence = first_of(
+        [
+            f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.1f} GB/s against "
+            f"{r.expected_busbw_GBps:.1f} GB/s expected ({eff_pct(r.efficiency)}, line {r.line})"
+            for r in below
+        ],
+        "size",
+        limit=4,
+    )
     lines = [r.line for r in below]
     dips = before is not None and below[0].measured_busbw_GBps < before.measured_busbw_GBps * (
         1 - _DIP_FRACTION

@@ -78,6 +78,7 @@ from ibcalc.engine.types import Algorithm, Collective, DType
 from ibcalc.errors import FieldError, IbcalcError, InputFileError, OutputError, fill_fields
 from ibcalc.facade import CollectivePlan, as_collective
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
+from ibcalc.listing import listed
 from ibcalc.logs.bandwidth import NOT_BROKEN, names_library_choice
 from ibcalc.logs.check import check_run, no_expectation_reason, release_params
 from ibcalc.logs.cluster import (
@@ -1455,7 +1456,7 @@ def _other_roles(
         hosts = [s.id for s in catalogue.systems if s.host_pcie == link_id]
         if not hosts:
             continue
-        shown = ", ".join(hosts[:4]) + (f" and {len(hosts) - 4} more" if len(hosts) > 4 else "")
+        shown = listed(hosts, "preset", limit=4)
         out.append(
             f"{link_id} is fitted from GPU-to-GPU traffic over it, and it is also the host link "
             f"of the NICs of {plural(len(hosts), 'preset')} ({shown}): with this override their "

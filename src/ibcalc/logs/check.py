@@ -48,6 +48,7 @@ from ibcalc.facade import (
     sharp_unused_reason,
     simple_extrapolation_notes,
 )
+from ibcalc.listing import listed
 from ibcalc.logs.bandwidth import LATE_RAMP, RING_INSTEAD
 from ibcalc.logs.cluster import (
     check_rank_count,
@@ -81,7 +82,7 @@ from ibcalc.logs.results import (
 )
 from ibcalc.logs.selection import run_selection, with_selection
 from ibcalc.memo import IdentityMemo
-from ibcalc.units import GB, first_five, plural
+from ibcalc.units import GB, plural
 
 __all__ = [
     "check_log",
@@ -183,7 +184,7 @@ def check_run(
         size, lines = next(iter(repeated.items()))
         notes.append(
             f"{plural(len(repeated), 'size')} listed more than once in this run (the first: "
-            f"{size:.0f} B at lines {first_five(lines)}); each row is judged on "
+            f"{size:.0f} B at lines {listed(lines, 'line')}); each row is judged on "
             "its own"
         )
     # what the log states that a flag replaces: named by the flag's assumption (or the title)
@@ -565,7 +566,7 @@ def _untimed_rows_note(run: Run) -> list[str]:
     untimed = [r for r in run.rows if 0 < r.size_bytes < BANDWIDTH_MIN_BYTES and r.oop.time_us <= 0]
     if not untimed:
         return []
-    sizes = first_five(fmt_size(r.size_bytes) for r in untimed)
+    sizes = listed((fmt_size(r.size_bytes) for r in untimed), "size")
     one = len(untimed) == 1
     return [
         f"{plural(len(untimed), 'row')} left out of the table ({sizes}; "

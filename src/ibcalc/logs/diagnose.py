@@ -36,6 +36,7 @@ from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.engine.plan import NCCL_ALGORITHMS, UNTUNED
 from ibcalc.engine.types import Algorithm, Cost, Estimate, busbw_factor
 from ibcalc.errors import IbcalcError
+from ibcalc.listing import first_of, listed
 from ibcalc.logs.bandwidth import LIBRARY_CHOICE, bandwidth_findings
 from ibcalc.logs.cluster import (
     TRANSPORT_FAMILIES,
@@ -564,9 +565,7 @@ def _wrong_results(ctx: RunContext) -> list[Finding]:
     bad = [r for r in ctx.rows if (r.wrong or 0) > 0]
     if not bad:
         return []
-    counts = ", ".join(f"{fmt_size(r.size_bytes)}: {r.wrong}" for r in bad[:6])
-    if len(bad) > 6:
-        counts += ", ..."
+    counts = listed((f"{fmt_size(r.size_bytes)}: {r.wrong}" for r in bad), "size")
     protocols = sorted({r.protocol for r in bad})
     evidence = [
         f"#wrong is non-zero in {len(bad)} of {plural(len(ctx.rows), 'row')} ({size_span(bad)}; "
@@ -735,11 +734,14 @@ def _mid_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Finding]
             evidence=[
                 f"sizes {size_span(mid)} take {ratio:.1f}x the expected time (median); "
                 f"{len(slow)} of {len(mid)} 2x or more",
-                *[
-                    f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us against "
-                    f"{r.expected_time_us:.1f} us expected (line {r.line})"
-                    for r in slow[:_LISTED]
-                ],
+                *first_of(
+                    (
+                        f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us against "
+                        f"{r.expected_time_us:.1f} us expected (line {r.line})"
+                        for r in slow
+                    ),
+                    "slow size",
+                ),
                 f"the sizes of 64 MiB and more: {len(bw) - len(short)} of {len(bw)} reach "
                 f"{pct(BANDS['bandwidth'].ok)} of the expected busbw",
             ],
@@ -954,17 +956,6 @@ def _longest_one_sided_run(rows: list[RowCheck], apart: set[int]) -> list[RowChe
 #: slower than the other, for the difference to be called systematic rather than erratic: fewer
 #: is what a noisy neighbour or a stall leaves.
 _SYSTEMATIC_MIN_ROWS = 5
-#: Sizes an erratic finding lists by name; the rest are counted.
-_LISTED = 5
-
-
-def _listed(evidence: list[str]) -> list[str]:
-    """A finding's first ``_LISTED`` evidence lines, then how many more sizes there are (the
-    busbw-drop finding had cut at five without saying so)."""
-    more = len(evidence) - _LISTED
-    return evidence[:_LISTED] + ([f"and {more} more sizes"] if more > 0 else [])
-
-
 #: In-place over out-of-place time (or its inverse) past which one side runs slower at every
 #: large size: a policy value, far outside the published runs (24 healthy sweeps: 0.93-1.13 at
 #: 64 MiB and more, a median of 0.999).
@@ -1017,12 +1008,13 @@ def _one_side_slower(both: Sequence[RowCheck]) -> tuple[list[Finding], set[int]]
             "out-of-place, and PyTorch's DDP and FSDP call NCCL in place",
             confidence="medium",
             severity="warning",
-            evidence=_listed(
+            evidence=first_of(
                 [
                     f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us out-of-place, "
                     f"{format_us(r.inplace_time_us or 0.0)} us in-place (line {r.line})"
                     for r in rows
-                ]
+                ],
+                "size",
             ),
             lines=[r.line for r in rows],
         )
@@ -1054,13 +1046,14 @@ def _erratic(ctx: RunContext) -> list[Finding]:
         findings, systematic = [], set()
     apart = [r for r in apart if id(r) not in systematic]
     if apart:
-        evidence = _listed(
+        evidence = first_of(
             [
                 f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us out-of-place, "
                 f"{format_us(inplace)} us in-place (line {r.line})"
                 for r in apart
                 if (inplace := r.inplace_time_us) is not None
-            ]
+            ],
+            "size",
         )
         run = _longest_one_sided_run(both, {id(r) for r in apart})
         if len(run) >= _SYSTEMATIC_MIN_ROWS:
@@ -1117,12 +1110,13 @@ def _erratic(ctx: RunContext) -> list[Finding]:
                 "(interference, congestion, or a transport stalling)",
                 confidence="medium",
                 severity="warning",
-                evidence=_listed(
+                evidence=first_of(
                     [
                         f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.2f} GB/s after "
                         f"{peak:.2f} at a smaller size (line {r.line})"
                         for r, peak in drops
-                    ]
+                    ],
+                    "size",
                 ),
                 lines=[r.line for r, _ in drops],
             )

@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ibcalc.listing import listed
 from ibcalc.logs.shell import (
     MAX_LINE_CHARS,
     ShellExports,
@@ -231,12 +232,14 @@ def _port_shortfall(ports_by_host: dict[str, _HostPorts], used: set[int]) -> Env
             # as many ports under other names (ibp75s0 beside mlx5_12, or port 2 of a dual-port
             # card): none missing; comparing names had read '5 where gcn154 lists 5'
             continue
-        listed = f"{host} lists {len(ports)} network ports where {full} lists {len(most)}"
+        lists = f"{host} lists {len(ports)} network ports where {full} lists {len(most)}"
         if set(ports.values()) <= set(names):
             missing = sorted(set(names) - set(ports.values()))
             carrying = [n for n in missing if not used or names[n] in used]
             if carrying:
-                return EnvFact(value=f"{listed} ({', '.join(carrying[:4])} missing)", line=line)
+                return EnvFact(
+                    value=f"{lists} ({listed(carrying, 'port', limit=4)} missing)", line=line
+                )
         elif any(
             sum(1 for x in layers.values() if x == layer)
             < sum(1 for x in most_layers.values() if x == layer)
@@ -244,7 +247,7 @@ def _port_shortfall(ports_by_host: dict[str, _HostPorts], used: set[int]) -> Env
         ):
             # named otherwise: fewer ports of a link layer the channels use (a host without its
             # RoCE management port but with every IB port had been read as one IB port short)
-            return EnvFact(value=listed, line=line)
+            return EnvFact(value=lists, line=line)
     return None
 
 
@@ -397,15 +400,15 @@ def scan_environment(
         if _NET_PORTS.search(line):
             found = list(_NET_PORT.finditer(line))
             ports = {int(p.group(1)[:6]): p.group(2)[:64] for p in found}
-            listed = {int(p.group(1)[:6]): p.group(3) for p in found}
+            layer_of = {int(p.group(1)[:6]): p.group(3) for p in found}
             if layers_line is None:
-                layers, layers_line = listed, (lineno if listed else None)
+                layers, layers_line = layer_of, (lineno if layer_of else None)
             host = _DEBUG_HOST.search(line)
             if host is not None and ports and len(ports_by_host) < _MAX_HOSTS:
                 # each host's longest list: a line cut by another rank's output lists fewer
                 name = host.group(1)
                 if len(ports) > len(ports_by_host.get(name, ({}, 0, {}))[0]):
-                    ports_by_host[name] = (ports, lineno, listed)
+                    ports_by_host[name] = (ports, lineno, layer_of)
         if "via NET/" in line:
             for m in _CHANNEL_NET.finditer(line):
                 devices.setdefault(int(m.group(2)[:6]), lineno)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.defaults import empty_list
 from ibcalc.engine.types import Collective
-from ibcalc.units import first_five
+from ibcalc.listing import listed
 
 __all__ = ["Inference", "ParsedLog", "Row", "Run", "Timing", "line_list", "run_measurements"]
 
@@ -163,4 +163,4 @@ def line_list(lines: Sequence[int], unit: str = "line") -> str:
         return f"{unit} {lines[0]}"
     if all(b == a + 1 for a, b in pairwise(lines)):
         return f"{unit}s {lines[0]}-{lines[-1]}"
-    return f"{unit}s {first_five(lines)}"
+    return f"{unit}s {listed(lines, unit)}"

@@ -28,6 +28,7 @@ from ibcalc.catalogue.models import Catalogue, Link, Storage, System
 from ibcalc.engine.plan import NCCL_ALGORITHMS
 from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
+from ibcalc.listing import listed
 from ibcalc.render.stream import (
     Drop,
     PipeConsole,
@@ -941,10 +942,9 @@ def sweep_notes(
     skipped = result.skipped_bytes
     if skipped:
         # -b 1 with fp64, or all-to-all over 125,000 ranks: rows that nccl-tests runs as 0 bytes
-        shown = ", ".join(format_size(s) for s in skipped[:6])
-        more = f" and {len(skipped) - 6} more" if len(skipped) > 6 else ""
+        shown = listed((format_size(s) for s in skipped), "size")
         skipped_text = (
-            f"skipped {shown}{more}: nccl-tests would run 0 bytes of {result.dtype.value} "
+            f"skipped {shown}: nccl-tests would run 0 bytes of {result.dtype.value} "
             f"there on {plural(result.groups[0].ranks, 'rank')}"
         )
     # each note once; with several fabrics, one some of them take names them ('8 NICs per node
