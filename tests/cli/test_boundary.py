@@ -269,6 +269,27 @@ def test_usage_errors_name_the_command_help(
     assert err == f"error: {line}\n"
 
 
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["sweep", "allreduce", "--save", "x.png"], " (did you mean --plot FILE?)"),
+        (["gap", "--output", "x.png"], " (did you mean --plot FILE?)"),
+        (["gap", "-o", "x.png"], " (did you mean --plot FILE?)"),
+        (["sweep", "allreduce", "--png", "x.png"], " (did you mean --plot FILE?)"),
+        # a picture's word is offered --plot alone: calibrate's -o writes YAML
+        (["calibrate", "x.txt", "--png", "x.png"], ""),
+    ],
+)
+def test_a_word_for_writing_a_file_is_offered_plot_where_that_writes_it(
+    argv: list[str], hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """sweep and gap write their one file through --plot and have no -o: --save x.png and
+    --output x.png had been offered nothing, where calibrate's and check's are offered -o."""
+    out, err = _refused(argv, capsys)
+    assert out == ""
+    assert err == f"error: No such option: {argv[-2]}{hint} (see 'ibcalc {argv[0]} --help')\n"
+
+
 #: A log nccl-check reads (its options are refused before it is).
 LOG = str(
     Path(__file__).resolve().parents[2] / "benchmarks/data/sweeps/10_allreduce_2node_8xH100_ib.txt"

@@ -287,11 +287,13 @@ def usage_line(exc: typer.TyperException) -> str:
     if choice is not None:
         # `--json` where the command has `--format json` (review EB 9)
         message = str(getattr(exc, "message", message)) + f" (did you mean --format {choice}?)"
-    elif isinstance(option, str) and option.lstrip("-").lower() in _OUTPUT_WORDS:
+    elif isinstance(option, str) and option.lstrip("-").lower() in _OUTPUT_WORDS | _PLOT_WORDS:
         # `--write FILE` had been answered "did you mean --inter?" on calibrate, "--sites?" on
-        # allreduce: the command's -o, or no option at all
-        message = str(getattr(exc, "message", message))
-        message += " (did you mean -o/--output FILE?)" if _has_output(exc) else ""
+        # allreduce: the command's -o, its --plot where it writes only a picture (sweep and gap
+        # had offered nothing for `--save x.png` or `--output x.png`), or no option at all
+        message = str(getattr(exc, "message", message)) + _file_option_hint(
+            exc, picture=option.lstrip("-").lower() in _PLOT_WORDS
+        )
     elif isinstance(option, str) and possible:
         bare = {str(p).lstrip("-"): str(p) for p in possible}
         near = closest(option.lstrip("-"), list(bare))
@@ -337,14 +339,26 @@ def _value_refusal(exc: typer.TyperException) -> str | None:
     return f"{names[0]} {text}"
 
 
-#: Words for writing a file that the commands spell ``-o``/``--output``.
-_OUTPUT_WORDS = frozenset({"write", "save", "out", "outfile", "out-file", "output-file"})
+#: Words for writing a file that the commands spell ``-o``/``--output`` (or ``--plot``, where
+#: the file a command writes is a picture).
+_OUTPUT_WORDS = frozenset(
+    {"o", "output", "write", "save", "out", "outfile", "out-file", "output-file"}
+)
+#: Words for writing a picture, which the commands spell ``--plot``.
+_PLOT_WORDS = frozenset({"png", "svg", "pdf", "image", "picture", "figure", "chart", "graph"})
+#: A command's options that write a file, the one to offer first first
+_WRITES = (("--output", "-o/--output FILE"), ("--plot", "--plot FILE"))
 
 
-def _has_output(exc: typer.TyperException) -> bool:
-    """Whether the command of a usage error has ``--output``."""
+def _file_option_hint(exc: typer.TyperException, *, picture: bool) -> str:
+    """The option that writes a file on the command of a usage error, as a hint: its
+    ``-o``/``--output``, else its ``--plot``; for a word that names a ``picture`` its ``--plot``
+    alone (calibrate's -o writes YAML). Empty where the command has none of them."""
     params = getattr(getattr(getattr(exc, "ctx", None), "command", None), "params", [])
-    return any("--output" in getattr(param, "opts", ()) for param in params)
+    opts = {opt for param in params for opt in getattr(param, "opts", ())}
+    writes = [("--plot", "--plot FILE")] if picture else [*_WRITES]
+    hints = [hint for opt, hint in writes if opt in opts]
+    return f" (did you mean {hints[0]}?)" if hints else ""
 
 
 def _format_choice(exc: typer.TyperException, option: object) -> str | None:
