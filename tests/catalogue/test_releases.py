@@ -53,6 +53,26 @@ def test_release_numbers() -> None:
     )
 
 
+def test_a_version_that_is_no_release_is_quoted_as_written() -> None:
+    """The version is quoted as every echoed value is (textsafe.shown), not with Python's repr,
+    which had doubled a backslash ('2\\\\21') and put a text holding a quote in double quotes."""
+    said = {"2\\21": "'2\\21'", "2.21'": "'2.21\\''", "1.3\\": "'1.3\\'"}
+    for version, quoted in said.items():
+        with pytest.raises(FieldError) as exc:
+            parse_release(version)
+        assert (
+            str(exc.value)
+            == f"NCCL version {quoted} is not a release number such as 2.21.5 or 2.21"
+        )
+    # a control character is still written escaped, never sent to the terminal
+    with pytest.raises(FieldError) as exc:
+        parse_release("2.21\x1b[2J")
+    assert str(exc.value).startswith("NCCL version '2.21\\x1b[2J' is not")
+    with pytest.raises(FieldError) as exc:
+        parse_release("1.3.4\\")
+    assert str(exc.value) == "NCCL version '1.3.4\\' is not a release number such as 2.21.5 or 2.21"
+
+
 @pytest.mark.parametrize("version", ["6.2.0", "7.0", "3.0.0"])
 def test_a_version_past_nccl_2_is_refused(version: str) -> None:
     """A ROCm or RCCL package number (6.2.0) had passed as an NCCL 'newer than 2.30.7'; NCCL's

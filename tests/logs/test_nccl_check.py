@@ -2939,6 +2939,21 @@ def test_a_busbw_drop_at_many_sizes_lists_five_and_counts_the_rest(
     assert drop.evidence[5:] == ["and 2 more sizes"]
 
 
+def test_a_log_s_version_that_is_no_release_is_quoted_as_written() -> None:
+    """The tuner assumption's reason quotes the log's version as every echoed value is
+    (textsafe.shown), not with Python's repr ('2\\\\21' for 2\\21, double quotes round a
+    text holding a quote), in parse_release's words or its own."""
+    from ibcalc.logs.check import _unread_release
+
+    assert _unread_release("2\\21") == (
+        "the log's NCCL version '2\\21' is not a release number such as 2.21.5 or 2.21"
+    )
+    assert _unread_release("3.0.0'") == (
+        "the log's NCCL version '3.0.0\\'' is not a release number such as 2.21.5 or 2.21"
+    )
+    assert _unread_release("1.3.4").startswith("the log's NCCL version '1.3.4': ibcalc models")
+
+
 def test_a_stated_version_of_no_nccl_2_release_is_named_as_such(
     catalogue: Catalogue, tmp_path: Path
 ) -> None:

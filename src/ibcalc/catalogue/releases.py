@@ -24,6 +24,7 @@ from typing import Any
 from ibcalc.engine.params import SCHEMA, CostParams
 from ibcalc.engine.types import Algorithm
 from ibcalc.errors import FieldError, expect_type
+from ibcalc.textsafe import shown
 from ibcalc.yamlio import shipped_data
 
 __all__ = [
@@ -80,24 +81,25 @@ def parse_release(text: str) -> tuple[int, int, int]:
     """``(major, minor, patch)`` of ``2.21.5``, ``2.22.3+cuda12.4`` or ``2.21`` (every patch);
     a one-line :class:`~ibcalc.errors.FieldError` (field ``nccl_version``) otherwise."""
     match = _VERSION.match(text)
+    # the text quoted as written (textsafe.shown): repr had doubled a backslash ('2\\21') and
+    # put a text holding a quote in double quotes
     if match is None:
-        shown = text if len(text) <= 40 else text[:40] + "..."
         raise FieldError(
-            f"NCCL version {shown!r} is not a release number such as 2.21.5 or 2.21",
+            f"NCCL version {shown(text, 40)} is not a release number such as 2.21.5 or 2.21",
             field="nccl_version",
         )
     major, minor, patch = match.groups()
     if int(major) < 2:
         # NCCL 1.x was a single-node library; 2.0 (2017) added the network transports
         raise FieldError(
-            f"NCCL version {text.strip()!r}: ibcalc models NCCL 2.0 and later",
+            f"NCCL version {shown(text.strip())}: ibcalc models NCCL 2.0 and later",
             field="nccl_version",
         )
     if int(major) > 2:
         # no NCCL 3 exists; a ROCm or RCCL package number (6.2.0) had passed as a NCCL "newer
         # than 2.30.7"
         raise FieldError(
-            f"NCCL version {text.strip()!r}: NCCL releases are 2.x; a ROCm or RCCL package "
+            f"NCCL version {shown(text.strip())}: NCCL releases are 2.x; a ROCm or RCCL package "
             "number is not one (RCCL reports a 2.x version: rccl-tests prints "
             "'rccl-library=22707' for 2.27.7)",
             field="nccl_version",
@@ -191,34 +193,34 @@ def for_release(params: CostParams, version: str) -> CostParams:
     wanted = parse_release(version)
     known, last = releases(), newest()
     # as the release's number, not its tag ("NCCL v2.18.3-1: ..." had read oddly)
-    shown, builtin = version.strip().lstrip("vV"), _dotted(last)
+    number, builtin = version.strip().lstrip("vV"), _dotted(last)
     overlay: dict[str, Any] = {}
     if wanted < known[0].version:
         label = (
-            f"NCCL {shown} is older than {known[0].name}, the oldest release whose tuner "
+            f"NCCL {number} is older than {known[0].name}, the oldest release whose tuner "
             f"constants ibcalc has read: NCCL {builtin}'s are used, and held out such runs are "
             "predicted worse (docs/model.md#accuracy-by-nccl-release)"
         )
     elif (wanted[:2] > last[:2]) if wanted[2] == _ANY_PATCH else (wanted > last):
         label = (
-            f"NCCL {shown} is newer than {builtin}, the newest release whose tuner constants "
+            f"NCCL {number} is newer than {builtin}, the newest release whose tuner constants "
             "ibcalc has read: those are used"
         )
     else:
         release = [r for r in known if r.version <= wanted][-1]
         if not release.tuner_view:
             label = (
-                f"NCCL {shown}: NCCL {builtin}'s tuner constants (unchanged since {release.name})"
+                f"NCCL {number}: NCCL {builtin}'s tuner constants (unchanged since {release.name})"
             )
         else:
             label = (
-                f"NCCL {shown}: algorithm and protocol chosen with NCCL {release.name}'s tuner "
+                f"NCCL {number}: algorithm and protocol chosen with NCCL {release.name}'s tuner "
                 f"constants ({release.source}); times keep {builtin}'s hops"
             )
             if release.not_modelled:
                 label += "; not modelled: " + "; ".join(release.not_modelled)
             overlay = _with_source(release.tuner_view, release.source)
-    absent = _absent(wanted, shown)
+    absent = _absent(wanted, number)
     if absent:
         label += f"; without {', '.join(absent['value'])} (added in later releases)"
         overlay.setdefault("nccl_tuner", {})["algorithms"] = absent

@@ -82,6 +82,7 @@ from ibcalc.logs.results import (
 )
 from ibcalc.logs.selection import run_selection, with_selection
 from ibcalc.memo import IdentityMemo
+from ibcalc.textsafe import shown
 from ibcalc.units import GB, plural
 
 __all__ = [
@@ -808,7 +809,7 @@ def _unread_release(version: str) -> str:
         parse_release(version)
     except FieldError as exc:
         return f"the log's {exc}"
-    return f"the log's NCCL version {version!r} is not a release number"
+    return f"the log's NCCL version {shown(version)} is not a release number"
 
 
 def _log_facts(run: Run, dtype: str | None, overridden: set[str]) -> list[Assumption]:
