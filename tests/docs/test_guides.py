@@ -228,3 +228,25 @@ def test_workload_guide_layout_search_example_is_current_output() -> None:
     assert [first[k] for k in ("tp", "pp", "ep")] == [int(x) for x in said.group(7, 8, 9)]
     assert f"{first['step_s']:.2f}" == said.group(10)
     assert all(layout["memory_room"] == "room" for layout in layouts[: fastest["rank"] - 1])
+
+
+def test_nccl_check_guide_sweep_07_return_figures_are_current_output() -> None:
+    """docs/nccl-check.md says sweep 07 alone moves nvlink3.efficiency where NCCL's choice
+    changes, lists it as not fitted for that reason, and quotes the fit's bandwidth and rms
+    figures: they are what `calibrate` on that sweep prints."""
+    guide = _words(_doc("nccl-check.md"))
+    sweep = next(SWEEPS.glob("07_allreduce_*.txt"))
+    code, output = _run(["calibrate", str(sweep)])
+    assert code == 0, output
+    text = _words(output)
+    assert re.search(
+        r"nvlink3\.efficiency: the fit moved it where NCCL's choice of algorithm changes", text
+    )
+    # the run's row: its rows, then latency and bandwidth error before -> after
+    bandwidth = re.search(r" \d+ \S+% -> \S+% (\S+% -> \S+%)", text)
+    rms = re.search(r"rms log error of the time over \d+ rows: (\S+ -> \S+)", text)
+    assert bandwidth is not None, output
+    assert rms is not None, output
+    said = re.search(r"the fit prints bandwidth `([^`]+)` and rms `([^`]+)`", guide)
+    assert said is not None
+    assert said.groups() == (bandwidth.group(1), rms.group(1))
