@@ -200,3 +200,29 @@ def test_a_sharp_transfer_behind_tapered_uplinks_says_so(
     plain = resolve_cluster(builtin_catalogue, spec.model_copy(update={"oversubscription": 1.0}))
     alone = estimate_on(plain, Collective.ALL_REDUCE, 4 * 2**30, algorithm=algorithm).best
     assert alone.bottleneck == "network into the SHARP switch tree"
+
+
+def test_the_ll_cap_row_is_named_by_domains_where_a_domain_spans_nodes(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """16 GB200 NVL72 trays (64 GPUs) make one NVLink domain, and NCCL's LL cap takes its
+    one-domain row, 282 GB/s for Blackwell; the derivation had said 'blackwell on one node' under
+    a headline of 16 nodes. The row is named by what it counts; one-node systems keep 'node'."""
+    spec = ClusterSpec(system="gb200-nvl72", nodes=16)
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    ring = estimate_on(cluster, Collective.BROADCAST, 2**20, algorithm="ring", protocol="ll")
+    (transfer,) = [t for t in ring.best.terms if t.name == "transfer"]
+    assert "capped at 282 GB/s (NCCL's LL bus-bandwidth cap, blackwell on one domain;" in (
+        transfer.detail
+    )
+    assert "on one node" not in transfer.detail
+    halves = resolve_cluster(
+        builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=4, scale_up_domain=8)
+    )
+    ring = estimate_on(halves, Collective.ALL_GATHER, 2**20, algorithm="ring", protocol="ll")
+    (transfer,) = [t for t in ring.best.terms if t.name == "transfer"]
+    assert "blackwell on 2 domains; nccl_tuner.ll_max_busbw" in transfer.detail
+    single = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
+    ring = estimate_on(single, Collective.BROADCAST, 2**20, algorithm="ring", protocol="ll")
+    (transfer,) = [t for t in ring.best.terms if t.name == "transfer"]
+    assert "hopper on one node; nccl_tuner.ll_max_busbw" in transfer.detail

@@ -963,13 +963,16 @@ def ll_network_bound(
 def ll_cap_words(topo: Topology, params: CostParams) -> str:
     """Which row of NCCL's LL cap :func:`ll_cap_Bps` took, in words."""
     arch, nodes, amd = _ll_cap_row(topo, params)
-    where = ("one node", "2 nodes", "3 or more nodes")[nodes]
+    # the row counts scale-up domains: on an NVL72 rack of 16 nodes it is the one-domain row,
+    # which "on one node" had contradicted
+    node = topo.node
+    where = (f"one {node}", f"2 {node}s", f"3 or more {node}s")[nodes]
     # AMD's CDNA (RCCL: HIP reports gfx9xx as compute capability 9.x, Hopper's range of
     # NCCL's table), Gaudi, TPU ...: the row NCCL's rule gives a generation it does not list;
     # on several nodes every generation has the same row, so it goes unsaid there
     if arch != topo.arch and nodes == 0:
         row = f"{arch}'s row, which NCCL gives {topo.arch}, a generation its table does not list"
-        return f"{row}, on one node; nccl_tuner.ll_max_busbw"
+        return f"{row}, on one {node}; nccl_tuner.ll_max_busbw"
     return f"{arch} on {where}{', AMD host row' if amd else ''}; nccl_tuner.ll_max_busbw"
 
 
