@@ -260,6 +260,29 @@ def test_sharp_is_offered_and_applied_to_all_reduce_only() -> None:
     ) in plain.assumptions
 
 
+def test_nvls_across_nodes_names_the_sharp_switches_as_why_busbw_is_equivalent() -> None:
+    """16 x DGX H100 with SHARP, 256 MiB all-reduce: NCCL picks NVLS, which across nodes reduces
+    in the NVSwitch and in the InfiniBand switches (its bottleneck: 'network into the SHARP
+    switch tree'). The busbw note had named the NVSwitch alone; on one node it still does."""
+    from ibcalc import ClusterSpec, estimate, load_catalogue
+
+    cat = load_catalogue(use_env=False)
+    note = "busbw is an equivalent figure, not a wire rate: "
+    spec = ClusterSpec(system="dgx-h100", nodes=16, sharp=True)
+    est = estimate(cat, spec, Collective.ALL_REDUCE, 2**28)
+    assert (est.best.algorithm, est.best.bottleneck) == (
+        Algorithm.NVLS,
+        "network into the SHARP switch tree",
+    )
+    assert (
+        note + "the NVSwitch reduces the data in each node (NVLink SHARP) and the network "
+        "switches between them (SHARP)"
+    ) in est.assumptions
+    one = estimate(cat, ClusterSpec(system="dgx-h100", nodes=1), Collective.ALL_REDUCE, 2**28)
+    assert one.best.algorithm is Algorithm.NVLS
+    assert note + "the NVSwitch reduces or multicasts the data (NVLink SHARP)" in one.assumptions
+
+
 def test_sharp_across_sites_is_said_not_to_be_used() -> None:
     """8 DGX H100 on 2 sites with --sharp: the all-reduce crosses the WAN, which no SHARP tree
     spans, so --sharp changes no figure, and the estimate and a sweep had said nothing of it

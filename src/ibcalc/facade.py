@@ -232,13 +232,20 @@ def effective_size(
     return size
 
 
-def _why_equivalent(cost: Cost) -> str:
+def _why_equivalent(cost: Cost, topo: Topology) -> str:
     if cost.algorithm is Algorithm.TREE:
         return "on 2 nodes (or 2 sites) the tree sends only S per node over the network"
     if cost.algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD):
         return (
             "each node sends (N-1)/N of its data over its NICs, while busbw's factor counts "
             "ranks, not nodes"
+        )
+    if cost.algorithm is Algorithm.NVLS and topo.domains > 1:
+        # NVLS across domains runs only on SHARP (innetwork.nvls): its note had named the
+        # NVSwitch alone, where the bottleneck line says "network into the SHARP switch tree"
+        return (
+            f"the NVSwitch reduces the data in each {topo.node} (NVLink SHARP) and the network "
+            "switches between them (SHARP)"
         )
     if cost.algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
         return "the NVSwitch reduces or multicasts the data (NVLink SHARP)"
@@ -768,7 +775,9 @@ def _estimate(
     if algorithm is None:
         notes += _switch_dtype_notes(plan)
     if best.equivalent_busbw:
-        notes.append("busbw is an equivalent figure, not a wire rate: " + _why_equivalent(best))
+        notes.append(
+            "busbw is an equivalent figure, not a wire rate: " + _why_equivalent(best, topo)
+        )
     covered: list[Candidate] = [
         (c.time_s, c.algorithm, c.protocol) for c in (best, *ties, *premature)
     ]
