@@ -283,6 +283,28 @@ def test_nvls_across_nodes_names_the_sharp_switches_as_why_busbw_is_equivalent()
     assert note + "the NVSwitch reduces or multicasts the data (NVLink SHARP)" in one.assumptions
 
 
+def test_a_what_ifs_busbw_note_gives_the_share_a_node_sends() -> None:
+    """8 x DGX H100, 64 MiB, recursive halving-doubling: an all-reduce's two phases send
+    2 x (8-1)/8 x S over each node's NICs (the derivation's '2 phases x (N-1)/N x S'), an
+    all-gather's one (N-1)/N x S; the busbw note had said (N-1)/N for both. NVL72 trays in
+    domains of 8 GPUs count domains."""
+    from ibcalc import ClusterSpec, estimate, load_catalogue
+
+    cat = load_catalogue(use_env=False)
+    note = "busbw is an equivalent figure, not a wire rate: each {} sends {} of its data over "
+    tail = "its NICs, while busbw's factor counts ranks, not {}s"
+    spec = ClusterSpec(system="dgx-h100", nodes=8)
+    for collective, share in (
+        (Collective.ALL_REDUCE, "2(N-1)/N"),
+        (Collective.ALL_GATHER, "(N-1)/N"),
+    ):
+        est = estimate(cat, spec, collective, 2**26, algorithm="rhd")
+        assert (note + tail).format("node", share, "node") in est.assumptions
+    spec = ClusterSpec(system="gb200-nvl72", nodes=8, scale_up_domain=8)
+    est = estimate(cat, spec, Collective.ALL_REDUCE, 2**26, algorithm="hierarchical")
+    assert (note + tail).format("domain", "2(N-1)/N", "domain") in est.assumptions
+
+
 def test_sharp_across_sites_is_said_not_to_be_used() -> None:
     """8 DGX H100 on 2 sites with --sharp: the all-reduce crosses the WAN, which no SHARP tree
     spans, so --sharp changes no figure, and the estimate and a sweep had said nothing of it

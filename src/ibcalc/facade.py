@@ -232,13 +232,16 @@ def effective_size(
     return size
 
 
-def _why_equivalent(cost: Cost, topo: Topology) -> str:
+def _why_equivalent(cost: Cost, topo: Topology, collective: Collective) -> str:
     if cost.algorithm is Algorithm.TREE:
         return "on 2 nodes (or 2 sites) the tree sends only S per node over the network"
     if cost.algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD):
+        # an all-reduce's two phases send twice an all-gather's (N-1)/N (docs/model.md, the
+        # equivalent-busbw table); the note had said (N-1)/N for both
+        share = "2(N-1)/N" if collective is Collective.ALL_REDUCE else "(N-1)/N"
         return (
-            "each node sends (N-1)/N of its data over its NICs, while busbw's factor counts "
-            "ranks, not nodes"
+            f"each {topo.node} sends {share} of its data over its NICs, while busbw's factor "
+            f"counts ranks, not {topo.node}s"
         )
     if cost.algorithm is Algorithm.NVLS and topo.domains > 1:
         # NVLS across domains runs only on SHARP (innetwork.nvls): its note had named the
@@ -776,7 +779,8 @@ def _estimate(
         notes += _switch_dtype_notes(plan)
     if best.equivalent_busbw:
         notes.append(
-            "busbw is an equivalent figure, not a wire rate: " + _why_equivalent(best, topo)
+            "busbw is an equivalent figure, not a wire rate: "
+            + _why_equivalent(best, topo, collective)
         )
     covered: list[Candidate] = [
         (c.time_s, c.algorithm, c.protocol) for c in (best, *ties, *premature)
