@@ -305,6 +305,24 @@ def test_a_what_ifs_busbw_note_gives_the_share_a_node_sends() -> None:
     assert (note + tail).format("domain", "2(N-1)/N", "domain") in est.assumptions
 
 
+def test_a_two_domain_trees_busbw_note_counts_domains() -> None:
+    """18 GB200 trays in 2 NVLink domains of 36 GPUs, 4 MiB tree all-reduce: each domain is root
+    of one tree and leaf of the other, so S per domain crosses the network. The note had said
+    'on 2 nodes' under a headline of 18 nodes; 2 x DGX H100 keeps 'nodes'."""
+    from ibcalc import ClusterSpec, estimate, load_catalogue
+
+    cat = load_catalogue(use_env=False)
+    note = "busbw is an equivalent figure, not a wire rate: on 2 {0}s (or 2 sites) the tree sends "
+    note += "only S per {0} over the network"
+    spec = ClusterSpec(system="gb200-nvl72", nodes=18, scale_up_domain=36)
+    est = estimate(cat, spec, Collective.ALL_REDUCE, 2**22, algorithm="tree")
+    assert (est.nodes, est.domains) == (18, 2)
+    assert note.format("domain") in est.assumptions
+    spec = ClusterSpec(system="dgx-h100", nodes=2)
+    est = estimate(cat, spec, Collective.ALL_REDUCE, 2**22, algorithm="tree")
+    assert note.format("node") in est.assumptions
+
+
 def test_sharp_across_sites_is_said_not_to_be_used() -> None:
     """8 DGX H100 on 2 sites with --sharp: the all-reduce crosses the WAN, which no SHARP tree
     spans, so --sharp changes no figure, and the estimate and a sweep had said nothing of it

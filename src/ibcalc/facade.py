@@ -234,7 +234,9 @@ def effective_size(
 
 def _why_equivalent(cost: Cost, topo: Topology, collective: Collective) -> str:
     if cost.algorithm is Algorithm.TREE:
-        return "on 2 nodes (or 2 sites) the tree sends only S per node over the network"
+        # 2 NVL72 domains of 9 trays each had read "on 2 nodes" under a headline of 18 nodes
+        node = topo.node
+        return f"on 2 {node}s (or 2 sites) the tree sends only S per {node} over the network"
     if cost.algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD):
         # an all-reduce's two phases send twice an all-gather's (N-1)/N (docs/model.md, the
         # equivalent-busbw table); the note had said (N-1)/N for both
