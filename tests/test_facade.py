@@ -283,6 +283,24 @@ def test_nvls_across_nodes_names_the_sharp_switches_as_why_busbw_is_equivalent()
     assert note + "the NVSwitch reduces or multicasts the data (NVLink SHARP)" in one.assumptions
 
 
+def test_nvls_across_nodes_carries_the_sharp_evidence_note() -> None:
+    """16 x DGX H100 with SHARP, 256 MiB all-reduce: NVLS across nodes rides the SHARP switch
+    tree, priced by the CollNet network term (docs/model.md: 'an estimate that SHARP carries'
+    says SHARP rests on two published clusters). Only CollNet direct and chain had said so;
+    NVLS inside one node, which no SHARP carries, does not."""
+    from ibcalc import ClusterSpec, estimate, load_catalogue
+    from ibcalc.facade import SHARP_EVIDENCE_NOTE
+
+    cat = load_catalogue(use_env=False)
+    spec = ClusterSpec(system="dgx-h100", nodes=16, sharp=True)
+    est = estimate(cat, spec, Collective.ALL_REDUCE, 2**28)
+    assert est.best.algorithm is Algorithm.NVLS
+    assert SHARP_EVIDENCE_NOTE in est.assumptions
+    one = estimate(cat, ClusterSpec(system="dgx-h100", nodes=1), Collective.ALL_REDUCE, 2**28)
+    assert one.best.algorithm is Algorithm.NVLS
+    assert SHARP_EVIDENCE_NOTE not in one.assumptions
+
+
 def test_a_what_ifs_busbw_note_gives_the_share_a_node_sends() -> None:
     """8 x DGX H100, 64 MiB, recursive halving-doubling: an all-reduce's two phases send
     2 x (8-1)/8 x S over each node's NICs (the derivation's '2 phases x (N-1)/N x S'), an

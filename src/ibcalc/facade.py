@@ -772,7 +772,10 @@ def _estimate(
             )
     if algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD):
         notes.append(f"{algorithm.value} is a what-if: NCCL does not implement it")
-    if best.algorithm in (Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN):
+    if best.algorithm in (Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN) or (
+        # NVLS across domains runs only on SHARP (innetwork.nvls), priced by the same term
+        best.algorithm is Algorithm.NVLS and topo.domains > 1
+    ):
         # the published SHARP runs are few, and one disagrees: said where SHARP is the answer
         # (a 4 x A100 run on an older NCCL took 1.8-2.5x the model's time at 64 KiB-16 MiB
         # inside a narrow range, with no word that SHARP rests on little data: review EB 4)
