@@ -1676,15 +1676,39 @@ def test_the_expert_split_where_it_does_not_apply_or_needs_no_exchange(
 
 
 def test_the_expert_split_is_not_made_across_sites(builtin_catalogue: Catalogue) -> None:
-    """8 DGX H100 over 8 sites: the edp group of dp / ep = 4 ranks touches only some sites and
-    was refused ('edp 4 ranks cannot be split evenly over 8 sites'); across sites every
-    parameter goes over all dp ranks, as the docs say, with the reason."""
+    """8 DGX H100 over 8 sites: the edp group of dp / ep = 8 ranks, one a site, is not split
+    off; across sites every parameter goes over all dp ranks, as the docs say, with the
+    reason. (ep 4: each site holds dp / sites = 4 data-parallel ranks, one expert group.)"""
     spec = ClusterSpec(system="dgx-h100", nodes=8, sites=8, wan="wan-100g")
     result = _run(
-        builtin_catalogue, spec, tp=2, dp=32, ep=8, model_id="mixtral-8x7b", sequence_parallel=True
+        builtin_catalogue, spec, tp=2, dp=32, ep=4, model_id="mixtral-8x7b", sequence_parallel=True
     )
     assert not [p for p in result.phases if p.name.startswith("edp-")]
     assert any(n.endswith("not split across sites)") for n in result.assumptions)
+    # the expert all-to-all stays on one node of one site: 4 GPUs of the node's NVLink
+    alltoall = _phase(result, "ep-alltoall")
+    assert (alltoall.tier, alltoall.ranks) == ("scale-up", 4)
+
+
+def test_an_expert_group_wider_than_a_sites_replicas_is_refused(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Each site holds dp / sites = 32 / 8 = 4 data-parallel ranks; an ep 8 expert group needs 8
+    of them, so it spans two sites. It had been placed inside one site regardless, its
+    all-to-all priced on two nodes' NDR NICs (2.8 ms a call) while crossing the WAN."""
+    spec = ClusterSpec(system="dgx-h100", nodes=8, sites=8, wan="wan-100g")
+    with pytest.raises(WorkloadError) as err:
+        _run(
+            builtin_catalogue,
+            spec,
+            tp=2,
+            dp=32,
+            ep=8,
+            model_id="mixtral-8x7b",
+            sequence_parallel=True,
+        )
+    assert err.value.field == "ep"
+    assert "dp / sites = 32 / 8 = 4" in str(err.value)
 
 
 def test_a_training_length_past_the_models_context_is_warned_about(

@@ -699,6 +699,16 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str], share
             "data-parallel ranks)",
             field="ep",
         )
+    if sites > 1 and (dp // sites) % ep:
+        # an expert group holds ep data-parallel ranks, and a site only dp / sites of them:
+        # placed in one site regardless, its all-to-all had been priced on the site's fabric
+        # while crossing the WAN (Mixtral, ep 8 over 8 sites of one node: 2.8 ms a call)
+        raise WorkloadError(
+            f"{{ep}} {ep} must divide the data-parallel ranks each site holds, dp / sites = "
+            f"{dp} / {sites} = {dp // sites}: expert groups stay inside a site, and only "
+            "data-parallel groups cross the WAN",
+            field="ep",
+        )
     warnings.extend(model.tp_warnings(tp))
     if shared.shape_warnings is None:  # the model's, the same for every layout of a search
         shared.shape_warnings = model.shape_warnings()
