@@ -185,6 +185,23 @@ def test_new_layers_keep_a_presets_dense_layers() -> None:
     assert model_from("mixtral-8x7b", layers=16).moe_layers is None
 
 
+def test_key_value_heads_of_a_latent_cache_are_refused() -> None:
+    """DeepSeek-V3 caches d_c + d_h^R = 512 + 64 = 576 elements per token a layer (MLA,
+    arXiv:2412.19437, section 2.1.1), whatever --kv-heads or --head-dim say: both had been
+    taken, the model labelled modified, and its cache left 61 x 576 x 2 = 70,272 B a token."""
+    with pytest.raises(WorkloadError, match="caches a latent of 576 elements") as both:
+        model_from("deepseek-v3", kv_heads=8, head_dim=64)
+    assert both.value.field == "kv_heads"
+    assert "{kv_heads} and {head_dim} would change nothing" in both.value.template
+    with pytest.raises(WorkloadError) as dim:
+        model_from("deepseek-v3", head_dim=64)
+    assert dim.value.field == "head_dim"
+    # restating the preset's own head dimension changes nothing and is not refused
+    same = model_from("deepseek-v3", head_dim=128)
+    assert same.id == "deepseek-v3"
+    assert same.kv_bytes_per_token(2) == 61 * 576 * 2
+
+
 def test_shapes_a_model_cannot_have_are_refused() -> None:
     # a dense model's top-k would change nothing (it was accepted and marked "modified")
     with pytest.raises(WorkloadError, match="is for a mixture-of-experts model") as dense:

@@ -796,6 +796,17 @@ def model_from(
         given = {k: v for k, v in given.items() if data.get(k) != v}
         if count == base.params:
             count = None
+        ignored = [k for k in ("kv_heads", "head_dim") if k in given]
+        if base.kv_elements_per_layer is not None and ignored:
+            # a latent cache's size is its own (d_c + d_h^R); --kv-heads and --head-dim had been
+            # taken, the model labelled modified, and every number left as it was
+            fields = " and ".join(f"{{{k}}}" for k in ignored)
+            raise WorkloadError(
+                f"{base.id} caches a latent of {base.kv_elements_per_layer} elements per token "
+                f"a layer (multi-head latent attention), not keys and values per head: {fields} "
+                f"would change nothing",
+                field=ignored[0],
+            )
         if given or count is not None:
             data["id"] = f"{base.id} (modified)"
     elif count is None:
