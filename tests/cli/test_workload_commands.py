@@ -409,6 +409,25 @@ def test_a_checkpoint_needs_neither_two_gpus_nor_a_network_between_nodes(
     )
 
 
+def test_training_on_one_gpu_is_refused_in_trainings_words(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """One L40S (or one GPU of a DGX) had been told 'a collective needs at least 2 GPUs', a
+    collective nobody asked for; train names what it costs and the commands that take one GPU.
+    Two GPUs of the DGX still train (tp 2: one all-reduce phase)."""
+    said = (
+        "error: one GPU exchanges nothing, and a training step is costed by what its GPUs "
+        "exchange: give 2 GPUs or more (--nodes, --gpus-per-node); ibcalc infer and ibcalc "
+        "checkpoint take one GPU\n"
+    )
+    assert main_error(["train", "--model", "llama3-8b", "--system", "l40s-pcie"], capsys) == said
+    dgx = ["train", "--model", "llama3-8b", "--system", "dgx-h100", "--nodes", "1"]
+    assert main_error([*dgx, "--gpus-per-node", "1"], capsys) == said
+    assert main_error([*dgx, "--gpus-per-node", "1", "--compare"], capsys) == said
+    two = _json(*dgx, "--gpus-per-node", "2", "--tp", "2")
+    assert [p["name"] for p in two["phases"]] == ["tp-allreduce"]
+
+
 def test_a_one_gpu_serving_instance_on_a_one_gpu_node_is_served(
     builtin_catalogue: Catalogue,
 ) -> None:

@@ -48,7 +48,7 @@ from ibcalc.cluster.resolve import ResolvedCluster, require_collectives, resolve
 from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Protocol
-from ibcalc.errors import FieldError, IbcalcError, WorkloadError
+from ibcalc.errors import ClusterError, FieldError, IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan, QuickEstimate, cost_parameter_notes
 from ibcalc.memo import IdentityMemo
 from ibcalc.trusted import trusted
@@ -239,6 +239,22 @@ def _gpus_per_node(catalogue: Catalogue, spec: ClusterSpec) -> int:
     return probe.gpus_per_node
 
 
+def _training_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
+    """``spec`` resolved to cost collectives; one GPU is refused in training's words (it had
+    been told 'a collective needs at least 2 GPUs', a collective nobody asked for)."""
+    try:
+        return resolve_cluster(catalogue, spec)
+    except ClusterError:
+        if resolve_cluster(catalogue, spec, collectives=False).ranks >= 2:
+            raise
+        raise WorkloadError(
+            "one GPU exchanges nothing, and a training step is costed by what its GPUs "
+            "exchange: give 2 GPUs or more ({nodes}, {gpus_per_node}); ibcalc infer and ibcalc "
+            "checkpoint take one GPU",
+            field="nodes",
+        ) from None
+
+
 def fit_cluster(
     catalogue: Catalogue,
     spec: ClusterSpec,
@@ -284,7 +300,7 @@ def fit_cluster(
                     field="dp",
                 )
             spec = spec.replace(nodes=world // gpn)
-        cluster = resolve_cluster(catalogue, spec)
+        cluster = _training_cluster(catalogue, spec)
         if cluster.ranks != world:
             raise WorkloadError(
                 f"tp x cp x pp x dp = {tp} x {cp} x {pp} x {dp} = {world} GPUs, but the cluster "
@@ -294,7 +310,7 @@ def fit_cluster(
                 field="dp",
             )
     else:
-        cluster = resolve_cluster(catalogue, spec)
+        cluster = _training_cluster(catalogue, spec)
         if cluster.ranks % model_par:
             raise WorkloadError(
                 f"{cluster.ranks} GPUs are not a multiple of tp x cp x pp = {tp} x {cp} x {pp} "
