@@ -1412,6 +1412,14 @@ def test_a_global_batch_sets_the_micro_batches(builtin_catalogue: Catalogue) -> 
     # agreeing values are accepted
     agreed = train_step(builtin_catalogue, cluster, spec.model_copy(update={"microbatches": 64}))
     assert agreed.microbatches == 64
+    # one micro-batch is said in the singular: 16 / (8 x 2) = 1 (it had read '1 micro-batches')
+    one = spec.model_copy(update={"global_batch": 16})
+    assert "1 micro-batch per step: {global_batch} 16 sequences" in " ".join(
+        train_step(builtin_catalogue, cluster, one).assumptions
+    )
+    with pytest.raises(WorkloadError) as err:
+        train_step(builtin_catalogue, cluster, one.model_copy(update={"microbatches": 2}))
+    assert "16 / (8 x 2) = 1 micro-batch per step: give one" in err.value.template
 
 
 def test_wan_latency_from_distance(builtin_catalogue: Catalogue) -> None:

@@ -768,11 +768,11 @@ def _microbatches(spec: TrainSpec, notes: list[str]) -> int:
             raise WorkloadError(
                 f"{{microbatches}} {spec.microbatches} contradicts {{global_batch}} "
                 f"{global_batch:,}, which gives {global_batch:,} / ({dp} x "
-                f"{micro_batch}) = {m} micro-batches per step: give one of them",
+                f"{micro_batch}) = {plural(m, 'micro-batch')} per step: give one of them",
                 field="microbatches",
             )
         notes.append(
-            f"{m} micro-batches per step: {{global_batch}} {global_batch:,} sequences / "
+            f"{plural(m, 'micro-batch')} per step: {{global_batch}} {global_batch:,} sequences / "
             f"(dp {dp} x {{micro_batch}} {micro_batch})"
         )
         return m
