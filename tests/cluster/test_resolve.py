@@ -1272,29 +1272,53 @@ def test_a_domain_of_one_gpu_nodes_has_its_scale_up_link(tmp_path: Path) -> None
     assert resized.intra is None
 
 
+def _said_on_one_node(note: str, absent: str, **given: Any) -> None:
+    """A 1 GB all-reduce on one DGX H100 with the cluster options ``given`` takes the time it
+    takes without them, and says ``note``, where without them no note says ``absent``."""
+    one = ClusterSpec(system="dgx-h100", nodes=1)
+    plain = estimate_on(resolve_cluster(CAT, one), Collective.ALL_REDUCE, 1e9)
+    said = estimate_on(resolve_cluster(CAT, one.replace(**given)), Collective.ALL_REDUCE, 1e9)
+    assert said.time_s == plain.time_s
+    assert note in said.assumptions
+    assert not any(absent in n for n in plain.assumptions)
+
+
+def test_every_leaf_option_given_on_one_node_is_named_as_ignored() -> None:
+    """On one DGX H100 no traffic meets a leaf: --cross-leaf was named as ignored, while its
+    siblings --cross-leaf-neighbour and --cross-leaf-unaligned and --leaf-group-nodes went
+    without a word (ibcalc infer --nodes 1 --tp 8 --leaf-group-nodes 4). The estimate is the
+    same with or without them."""
+    _said_on_one_node(
+        "{neighbour_cross_leaf_fraction}, {unaligned_cross_leaf_fraction}, {leaf_group_nodes} "
+        "ignored: one scale-up domain, no network",
+        "ignored",
+        neighbour_cross_leaf_fraction=0.5,
+        unaligned_cross_leaf_fraction=0.3,
+        leaf_group_nodes=4,
+    )
+
+
 def test_host_options_given_on_one_node_say_they_change_no_collective() -> None:
     """On one DGX H100 the host's CPU (NCCL's AMD net overhead and LL cap), its NIC count and
     their PCIe slot act only on network costs: the estimate is the same with or without them,
     and says so (a review: they had gone without a word where --sharp got one)."""
-    plain = estimate_on(
-        resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=1)), Collective.ALL_REDUCE, 1e9
-    )
-    spec = ClusterSpec(
-        system="dgx-h100", nodes=1, host_cpu="amd", nics_per_node=2, host_pcie="pcie3"
-    )
-    given = estimate_on(resolve_cluster(CAT, spec), Collective.ALL_REDUCE, 1e9)
-    assert given.time_s == plain.time_s
-    assert (
+    _said_on_one_node(
         "{host_cpu}, {nics_per_node}, {host_pcie} change no collective: one scale-up domain, no "
-        "network between GPUs"
-    ) in given.assumptions
-    assert not any("change no collective" in n for n in plain.assumptions)
+        "network between GPUs",
+        "change no collective",
+        host_cpu="amd",
+        nics_per_node=2,
+        host_pcie="pcie3",
+    )
     one = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=1, host_cpu="amd"))
     assert "{host_cpu} changes no collective: one scale-up domain, no network between GPUs" in (
         one.assumptions
     )
     # on two nodes they act, and no such note is made
-    two = resolve_cluster(CAT, spec.replace(nodes=2))
+    spec = ClusterSpec(
+        system="dgx-h100", nodes=2, host_cpu="amd", nics_per_node=2, host_pcie="pcie3"
+    )
+    two = resolve_cluster(CAT, spec)
     assert not any("change no collective" in n for n in two.assumptions)
 
 

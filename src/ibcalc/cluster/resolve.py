@@ -728,6 +728,10 @@ def resolve_cluster(
                 ("{sharp}", spec.sharp),
                 ("{oversubscription}", spec.oversubscription > 1),
                 ("{cross_leaf_fraction}", spec.cross_leaf_fraction != 1),
+                # the siblings of --cross-leaf had gone without a word (a review)
+                ("{neighbour_cross_leaf_fraction}", spec.neighbour_cross_leaf_fraction is not None),
+                ("{unaligned_cross_leaf_fraction}", spec.unaligned_cross_leaf_fraction is not None),
+                ("{leaf_group_nodes}", spec.leaf_group_nodes is not None),
             )
             if given
         ]
