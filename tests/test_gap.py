@@ -377,6 +377,21 @@ def test_tp_json_gives_the_dtype_it_is_priced_in() -> None:
     assert "the same all-reduce of 64 MB (bf16) over 8 GPUs" in tp["assumptions"][1]
 
 
+def test_gap_json_gives_the_dtype_of_its_allreduce() -> None:
+    """The pairing's 1 GB all-reduce is priced in fp32 (gap's default), the TP what-if's in bf16:
+    the JSON gave 'allreduce_size_bytes' without its dtype, where the TP object has 'dtype'
+    beside 'size_bytes'. 'allreduce_dtype' now follows the size, in one pairing and the table."""
+    one = runner.invoke(app, ["gap", "--system", "dgx-h100", "--tp", "8", "--format", "json"])
+    table = runner.invoke(app, ["gap", "--format", "json"])
+    assert one.exit_code == table.exit_code == 0, one.stderr + table.stderr
+    data = json.loads(one.stdout)
+    assert (data["allreduce_size_bytes"], data["allreduce_dtype"]) == (10**9, "fp32")
+    keys = list(data)
+    assert keys[keys.index("allreduce_size_bytes") + 1] == "allreduce_dtype"
+    assert data["tp"]["dtype"] == "bf16"
+    assert {row["allreduce_dtype"] for row in json.loads(table.stdout)} == {"fp32"}
+
+
 def test_a_tp_size_of_no_whole_elements_is_said_rounded(cat: Catalogue) -> None:
     """--tp-size 1001 in bf16 is 500.5 elements: nccl-tests runs 500, 1000 B, and the what-if
     says so as 'allreduce --size 1001' does (it had become 1000 B unsaid); a whole size says
@@ -911,19 +926,23 @@ def test_gap_prices_with_the_cost_parameter_files_and_names_them(
 def test_cli_gap_title_names_the_tp_rows_own_size() -> None:
     """--tp 4 adds rows for a 64 MB all-reduce (the --tp-size default) to the table titled
     'consequence: all-reduce of 1 GB': 284 us read as a 1 GB all-reduce on 4 GPUs. The title
-    now names the TP rows' size, and says nothing more where the two sizes agree."""
+    now names the TP rows' size and dtype (bf16, the pairing's all-reduce fp32), so a --tp-size
+    of the same 1 GB still names its own dtype."""
     result = runner.invoke(
         app, ["gap", "--system", "dgx-h100", "--tp", "4"], env={"COLUMNS": "120"}
     )
     assert result.exit_code == 0, result.stderr
-    assert "consequence: all-reduce of 1 GB (TP=4 rows: 64 MB)\n" in result.stdout
+    assert "consequence: all-reduce of 1 GB in fp32 (TP=4 rows: 64 MB in bf16)\n" in result.stdout
     same = runner.invoke(
         app,
         ["gap", "--system", "dgx-h100", "--tp", "4", "--tp-size", "1GB"],
         env={"COLUMNS": "120"},
     )
     assert same.exit_code == 0, same.stderr
-    assert "consequence: all-reduce of 1 GB\n" in same.stdout
+    assert "consequence: all-reduce of 1 GB in fp32 (TP=4 rows: 1 GB in bf16)\n" in same.stdout
+    alone = runner.invoke(app, ["gap", "--system", "dgx-h100"], env={"COLUMNS": "120"})
+    assert alone.exit_code == 0, alone.stderr
+    assert "consequence: all-reduce of 1 GB in fp32\n" in alone.stdout
 
 
 def test_cli_gap_json_gives_sizes_in_whole_bytes() -> None:

@@ -283,6 +283,7 @@ class GapResult(JsonModel):
         "ratio_line",
         "ratio_achievable",
         "allreduce_size_bytes",
+        "allreduce_dtype",
         "allreduce_inside_s",
         "allreduce_across_s",
         "slowdown",
@@ -321,6 +322,13 @@ class GapResult(JsonModel):
     #: the share of ``intra``'s achievable rate left each way when every GPU sends and receives
     #: at once (a one-node ring): the catalogue's duplex_efficiency (MI300X's mesh 0.875)
     intra_duplex_efficiency: float = 1.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def allreduce_dtype(self) -> str:
+        """The element type the all-reduce is priced in (both placements'), beside its size as
+        the TP what-if's ``dtype`` is: fp32 unless given (the JSON had given the size alone)."""
+        return self.inside.dtype
 
     @computed_field  # type: ignore[prop-decorator]
     @property

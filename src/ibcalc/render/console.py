@@ -1373,10 +1373,17 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     if tp is not None:
         rows.append((f"TP={tp['tp']} inside: {_placement_shape(tp['inside'])}", tp["inside"]))
         rows.append((f"TP={tp['tp']} across: {_placement_shape(tp['across'], unit)}", tp["across"]))
-    title = f"consequence: all-reduce of {format_size(data['allreduce_size_bytes'])}"
-    if tp is not None and tp["size_bytes"] != data["allreduce_size_bytes"]:
-        # the TP rows are --tp-size's all-reduce (64 MB unless given), not the 1 GB of the title
-        title += f" (TP={tp['tp']} rows: {format_size(tp['size_bytes'])})"
+    title = (
+        f"consequence: all-reduce of {format_size(data['allreduce_size_bytes'])} "
+        f"in {data['allreduce_dtype']}"
+    )
+    if tp is not None and (tp["size_bytes"], tp["dtype"]) != (
+        data["allreduce_size_bytes"],
+        data["allreduce_dtype"],
+    ):
+        # the TP rows are --tp-size's all-reduce (64 MB in bf16 unless given), not the title's
+        # (1 GB in fp32); the dtype had gone unsaid, so --tp-size 1GB read as the same all-reduce
+        title += f" (TP={tp['tp']} rows: {format_size(tp['size_bytes'])} in {tp['dtype']})"
     cells = [
         (
             label,
