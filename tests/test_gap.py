@@ -407,6 +407,21 @@ def test_a_tp_size_of_no_whole_elements_is_said_rounded(cat: Catalogue) -> None:
     assert rounded in result.stdout
 
 
+def test_tp_json_gives_the_size_asked_for_beside_the_size_run() -> None:
+    """An estimate's JSON always gives 'requested_size_bytes' beside 'size_bytes' (allreduce
+    --size 1001: 1001 and 1000); the TP what-if's gave the 1000 B it runs alone. 1001 B of bf16
+    is 500 whole elements, 1000 B; a whole 64 MB is asked for and run alike."""
+    args = ["gap", "--system", "dgx-h100", "--tp", "8", "--format", "json"]
+    odd = runner.invoke(app, [*args, "--tp-size", "1001"])
+    whole = runner.invoke(app, args)
+    assert odd.exit_code == whole.exit_code == 0, odd.stderr + whole.stderr
+    tp = json.loads(odd.stdout)["tp"]
+    assert (tp["size_bytes"], tp["requested_size_bytes"]) == (1000, 1001)
+    assert type(tp["requested_size_bytes"]) is int
+    assert list(tp)[4:7] == ["size_bytes", "dtype", "requested_size_bytes"]
+    assert json.loads(whole.stdout)["tp"]["requested_size_bytes"] == 64_000_000
+
+
 def test_a_domain_larger_than_a_node_is_compared_whole(cat: Catalogue) -> None:
     # GB200 NVL72: 18 trays of 4 GPUs share one NVLink 5 domain of 72 GPUs (the preset's
     # scale_up_domain). Inside is that whole domain, not one tray; across, 72 one-GPU nodes.

@@ -496,6 +496,7 @@ class TpWhatIf(JsonModel):
         "tp",
         "size_bytes",
         "dtype",
+        "requested_size_bytes",
         "inside_s",
         "across_s",
         "slowdown",
@@ -524,6 +525,14 @@ class TpWhatIf(JsonModel):
         """The element type the all-reduce is priced in (both placements'), as an estimate's
         JSON gives it beside its size: bf16 unless given (the assumptions had said it alone)."""
         return self.inside.dtype
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def requested_size_bytes(self) -> int | float:
+        """The size asked for, before rounding to whole elements (``--tp-size 1001`` in bf16 runs
+        1000 B), always given as an estimate's JSON gives it (it had given the run size alone)."""
+        asked = self.inside.requested_size_bytes
+        return json_bytes(asked if asked is not None else self.size_bytes)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
