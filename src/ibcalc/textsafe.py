@@ -30,6 +30,7 @@ __all__ = [
     "quoted_names",
     "shown",
     "surrogates_escaped",
+    "with_aside",
 ]
 
 #: Longest piece of user text echoed in a message or a report line, in characters.
@@ -143,6 +144,25 @@ def closest_hint(value: str, choices: list[str]) -> str:
     choices are the program's own names, so none needs escaping."""
     near = closest(value, choices)
     return f" (did you mean {near}?)" if near is not None else ""
+
+
+def with_aside(message: str, aside: str) -> str:
+    """``message`` and ``aside`` (`` (see 'ibcalc gap --help')``, a :func:`closest_hint`, or
+    ``""``), one parenthetical at its end: an ``aside`` after a message that already ends with
+    one goes inside it, after ``"; "`` (``--tp '1' is out of range (2..1024; see 'ibcalc gap
+    --help')``), or a space after a question (``(did you mean ring? see ...)``). Two in a row,
+    ``(did you mean ring?) (see ...)``, had read as two afterthoughts."""
+    if not (message.endswith(")") and aside.startswith(" (") and aside.endswith(")")):
+        return message + aside
+    depth = 0
+    for start in range(len(message) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(message[start], 0)
+        if depth == 0:
+            break
+    if depth or not message[:start].endswith(" "):  # unbalanced, or a call such as f(x)
+        return message + aside
+    joint = " " if message[start + 1 : -1].endswith("?") else "; "
+    return f"{message[:-1]}{joint}{aside[2:]}"
 
 
 def quoted_names(text: object) -> list[str]:

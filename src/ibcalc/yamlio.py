@@ -36,6 +36,7 @@ from ibcalc.textsafe import (
     closest_hint,
     quoted_names,
     shown,
+    with_aside,
 )
 
 __all__ = [
@@ -707,6 +708,6 @@ def problems_from(
         if error["type"] in ("enum", "literal_error") and isinstance(error.get("input"), str):
             # pydantic's ctx "expected" quotes the choices: "'ring', 'tree' or 'nvls'"
             expected = quoted_names(error.get("ctx", {}).get("expected"))
-            message += closest_hint(error["input"], expected)
+            message = with_aside(message, closest_hint(error["input"], expected))
         problems.append(ValidationProblem(doc.path, line, col, f"{where}: {message}"))
     return problems

@@ -39,6 +39,7 @@ from ibcalc.errors import (
     WorkloadError,
     WrongTypeError,
 )
+from ibcalc.textsafe import with_aside
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "ibcalc"
 #: The range sweep's -f states: 1 to 2^50 (1 PiB over 1 B), with why at each end.
@@ -182,19 +183,19 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
             ["allreduce", "--size", "1GB", "--algo", "rign"],
             "--algo 'rign' is not one of 'auto', 'ring', "
             "'tree', 'nvls', 'nvlstree', 'collnet', 'collnetchain', 'hierarchical', 'rhd', "
-            "'pat', 'pairwise', 'pxn', 'p2p' (did you mean ring?) "
-            "(see 'ibcalc allreduce --help')",
+            "'pat', 'pairwise', 'pxn', 'p2p' (did you mean ring? "
+            "see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--host-cpu", "AMDD"],
             "--host-cpu 'AMDD' is not one of 'intel', 'amd', 'arm' "
-            "(did you mean amd?) (see 'ibcalc allreduce --help')",
+            "(did you mean amd? see 'ibcalc allreduce --help')",
         ),
         # an unknown option gets a suggestion close without the dashes, or none: the toolkit
         # offered --nodes for --design
         (
             ["allreduce", "--size", "1GB", "--sytem", "dgx-h100"],
-            "No such option: --sytem (did you mean --system?) (see 'ibcalc allreduce --help')",
+            "No such option: --sytem (did you mean --system? see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--design", "x.yaml"],
@@ -204,11 +205,11 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
         # format (review EB 9), and not where it has not (an estimate prints no CSV)
         (
             ["allreduce", "--size", "1GB", "--json"],
-            "No such option: --json (did you mean --format json?) (see 'ibcalc allreduce --help')",
+            "No such option: --json (did you mean --format json? see 'ibcalc allreduce --help')",
         ),
         (
             ["sweep", "allreduce", "--CSV"],
-            "No such option: --CSV (did you mean --format csv?) (see 'ibcalc sweep --help')",
+            "No such option: --CSV (did you mean --format csv? see 'ibcalc sweep --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--csv"],
@@ -219,12 +220,12 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
         # allreduce --write "--sites?")
         (
             ["calibrate", "x.txt", "--write", "o.yaml"],
-            "No such option: --write (did you mean -o/--output FILE?) "
-            "(see 'ibcalc calibrate --help')",
+            "No such option: --write (did you mean -o/--output FILE? "
+            "see 'ibcalc calibrate --help')",
         ),
         (
             ["check", "x.yaml", "--save", "r.txt"],
-            "No such option: --save (did you mean -o/--output FILE?) (see 'ibcalc check --help')",
+            "No such option: --save (did you mean -o/--output FILE? see 'ibcalc check --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--write", "x"],
@@ -234,25 +235,25 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
         # command')
         (
             ["links", "ndr"],
-            "No such command 'ndr'. (did you mean 'ibcalc links show ndr'?) "
-            "(see 'ibcalc links --help')",
+            "No such command 'ndr'. (did you mean 'ibcalc links show ndr'? "
+            "see 'ibcalc links --help')",
         ),
         (
             ["systems", "dgx-h100"],
-            "No such command 'dgx-h100'. (did you mean 'ibcalc systems show dgx-h100'?) "
-            "(see 'ibcalc systems --help')",
+            "No such command 'dgx-h100'. (did you mean 'ibcalc systems show dgx-h100'? "
+            "see 'ibcalc systems --help')",
         ),
         # a listing word: the group alone lists ('systems show list' had been offered, and
         # fails as well)
         (
             ["systems", "list"],
-            "No such command 'list'. ('ibcalc systems' alone lists them) "
-            "(see 'ibcalc systems --help')",
+            "No such command 'list'. ('ibcalc systems' alone lists them; "
+            "see 'ibcalc systems --help')",
         ),
         (
             ["storage", "ls"],
-            "No such command 'ls'. ('ibcalc storage' alone lists them) "
-            "(see 'ibcalc storage --help')",
+            "No such command 'ls'. ('ibcalc storage' alone lists them; "
+            "see 'ibcalc storage --help')",
         ),
         # a word close to a command keeps the toolkit's own guess alone
         (
@@ -272,12 +273,12 @@ def test_usage_errors_name_the_command_help(
 @pytest.mark.parametrize(
     ("argv", "hint"),
     [
-        (["sweep", "allreduce", "--save", "x.png"], " (did you mean --plot FILE?)"),
-        (["gap", "--output", "x.png"], " (did you mean --plot FILE?)"),
-        (["gap", "-o", "x.png"], " (did you mean --plot FILE?)"),
-        (["sweep", "allreduce", "--png", "x.png"], " (did you mean --plot FILE?)"),
+        (["sweep", "allreduce", "--save", "x.png"], " (did you mean --plot FILE? see"),
+        (["gap", "--output", "x.png"], " (did you mean --plot FILE? see"),
+        (["gap", "-o", "x.png"], " (did you mean --plot FILE? see"),
+        (["sweep", "allreduce", "--png", "x.png"], " (did you mean --plot FILE? see"),
         # a picture's word is offered --plot alone: calibrate's -o writes YAML
-        (["calibrate", "x.txt", "--png", "x.png"], ""),
+        (["calibrate", "x.txt", "--png", "x.png"], " (see"),
     ],
 )
 def test_a_word_for_writing_a_file_is_offered_plot_where_that_writes_it(
@@ -287,7 +288,7 @@ def test_a_word_for_writing_a_file_is_offered_plot_where_that_writes_it(
     --output x.png had been offered nothing, where calibrate's and check's are offered -o."""
     out, err = _refused(argv, capsys)
     assert out == ""
-    assert err == f"error: No such option: {argv[-2]}{hint} (see 'ibcalc {argv[0]} --help')\n"
+    assert err == f"error: No such option: {argv[-2]}{hint} 'ibcalc {argv[0]} --help')\n"
 
 
 #: A log nccl-check reads (its options are refused before it is).
@@ -303,7 +304,12 @@ INFER = ["infer", "--model", "llama3-8b", "--system", "dgx-h100"]
 INFER_HELP = "(see 'ibcalc infer --help')"
 CHECKPOINT = ["checkpoint", "--storage", "aws-s3", "--model", "llama3-8b"]
 CHECKPOINT_HELP = "(see 'ibcalc checkpoint --help')"
-WHOLE = "is not a whole number (write digits, e.g. 4)"
+#: The same hints inside a refusal's own parenthetical, after "; " (one parenthetical a line)
+EST_SEE = "see 'ibcalc allreduce --help')"
+TRAIN_SEE = "see 'ibcalc train --help')"
+INFER_SEE = "see 'ibcalc infer --help')"
+CHECKPOINT_SEE = "see 'ibcalc checkpoint --help')"
+WHOLE_EST = f"is not a whole number (write digits, e.g. 4; {EST_SEE}"
 
 
 @pytest.mark.parametrize(
@@ -322,15 +328,15 @@ WHOLE = "is not a whole number (write digits, e.g. 4)"
         ),
         (
             [*EST, "--oversubscription", "50%"],
-            f"--oversubscription '50%' is not a ratio (write 2 or 2:1) {EST_HELP}",
+            f"--oversubscription '50%' is not a ratio (write 2 or 2:1; {EST_SEE}",
         ),
         # a count read by ibcalc.cli.numbers: 'Invalid value for '--nodes' / '-N': not a whole
         # number' had not said what was given
-        ([*EST, "-N", "1.5"], f"--nodes '1.5' {WHOLE} {EST_HELP}"),
-        ([*EST, "-N", "1e3"], f"--nodes '1e3' {WHOLE} {EST_HELP}"),
-        ([*EST, "-N", "0x10"], f"--nodes '0x10' {WHOLE} {EST_HELP}"),
-        ([*EST, "-N", ""], f"--nodes '' {WHOLE} {EST_HELP}"),
-        ([*EST, "--gpus-per-node", "nan"], f"--gpus-per-node 'nan' {WHOLE} {EST_HELP}"),
+        ([*EST, "-N", "1.5"], f"--nodes '1.5' {WHOLE_EST}"),
+        ([*EST, "-N", "1e3"], f"--nodes '1e3' {WHOLE_EST}"),
+        ([*EST, "-N", "0x10"], f"--nodes '0x10' {WHOLE_EST}"),
+        ([*EST, "-N", ""], f"--nodes '' {WHOLE_EST}"),
+        ([*EST, "--gpus-per-node", "nan"], f"--gpus-per-node 'nan' {WHOLE_EST}"),
         # a digit separator attached to its short option, past the check before parsing
         (
             [*EST, "-N1_000"],
@@ -339,101 +345,101 @@ WHOLE = "is not a whole number (write digits, e.g. 4)"
         ),
         # out of range, as typed ('--nodes 0 is out of range' had been the library's, with the
         # int it was handed)
-        ([*EST, "-N", "0"], f"--nodes '0' is out of range (1..1000000) {EST_HELP}"),
-        ([*EST, "-N", "-0004"], f"--nodes '-0004' is out of range (1..1000000) {EST_HELP}"),
+        ([*EST, "-N", "0"], f"--nodes '0' is out of range (1..1000000; {EST_SEE}"),
+        ([*EST, "-N", "-0004"], f"--nodes '-0004' is out of range (1..1000000; {EST_SEE}"),
         # more digits than any count takes: out of range, the value cut where it is echoed
         (
             [*EST, "-N", "9" * 5000],
-            f"--nodes '{'9' * 200}...' is out of range (1..1000000) {EST_HELP}",
+            f"--nodes '{'9' * 200}...' is out of range (1..1000000; {EST_SEE}",
         ),
         # a fraction: '50%' is answered with 0.5 ('not a number (write it in digits)' had not
         # said what was given); -1 is not echoed as -1.0, 1e400 not as inf
         (
             [*EST, "--cross-leaf", "50%"],
-            "--cross-leaf '50%' is not a number (write the fraction in digits: 0.5 for 50%) "
-            + EST_HELP,
+            "--cross-leaf '50%' is not a number (write the fraction in digits: 0.5 for 50%; "
+            + EST_SEE,
         ),
         (
             [*EST, "--cross-leaf", "half"],
-            f"--cross-leaf 'half' is not a number (write it in digits, e.g. 0.5) {EST_HELP}",
+            f"--cross-leaf 'half' is not a number (write it in digits, e.g. 0.5; {EST_SEE}",
         ),
-        ([*EST, "--cross-leaf", "-1"], f"--cross-leaf '-1' is out of range (0..1) {EST_HELP}"),
+        ([*EST, "--cross-leaf", "-1"], f"--cross-leaf '-1' is out of range (0..1; {EST_SEE}"),
         (
             [*EST, "--cross-leaf-neighbour", "1e400"],
-            f"--cross-leaf-neighbour '1e400' is not a finite number (0..1) {EST_HELP}",
+            f"--cross-leaf-neighbour '1e400' is not a finite number (0..1; {EST_SEE}",
         ),
         # the workload counts: the toolkit's range had read 'Invalid value for '--tp': must be
         # at least 1', the library's '--layers 0: must be at least 1' and '--layers
         # 99,999,...: must be at most 10,000,000'
-        ([*TRAIN, "--tp", "0"], f"--tp '0' is out of range (1..1000000) {TRAIN_HELP}"),
-        ([*TRAIN, "--layers", "0"], f"--layers '0' is out of range (1..10000000) {TRAIN_HELP}"),
+        ([*TRAIN, "--tp", "0"], f"--tp '0' is out of range (1..1000000; {TRAIN_SEE}"),
+        ([*TRAIN, "--layers", "0"], f"--layers '0' is out of range (1..10000000; {TRAIN_SEE}"),
         (
             [*TRAIN, "--layers", "9" * 26],
-            f"--layers '{'9' * 26}' is out of range (1..10000000) {TRAIN_HELP}",
+            f"--layers '{'9' * 26}' is out of range (1..10000000; {TRAIN_SEE}",
         ),
-        ([*TRAIN, "--zero", "4"], f"--zero '4' is out of range (0..3) {TRAIN_HELP}"),
+        ([*TRAIN, "--zero", "4"], f"--zero '4' is out of range (0..3; {TRAIN_SEE}"),
         (
             [*TRAIN, "--micro-batch", "0"],
-            f"--micro-batch '0' is out of range (1..1000000) {TRAIN_HELP}",
+            f"--micro-batch '0' is out of range (1..1000000; {TRAIN_SEE}",
         ),
-        ([*INFER, "--batch", "0"], f"--batch '0' is out of range (1..10000000) {INFER_HELP}"),
-        ([*INFER, "--kv-nics", "0"], f"--kv-nics '0' is out of range (1..256) {INFER_HELP}"),
+        ([*INFER, "--batch", "0"], f"--batch '0' is out of range (1..10000000; {INFER_SEE}"),
+        ([*INFER, "--kv-nics", "0"], f"--kv-nics '0' is out of range (1..256; {INFER_SEE}"),
         (
             ["checkpoint", "--storage", "aws-s3", "--model", "llama3-8b", "--prefixes", "0"],
-            "--prefixes '0' is out of range (1..1000000) (see 'ibcalc checkpoint --help')",
+            "--prefixes '0' is out of range (1..1000000; see 'ibcalc checkpoint --help')",
         ),
         # a number: '--tflops inf is not a finite number' had echoed what 1e400 reads as
         (
             [*TRAIN, "--tflops", "1e400"],
-            f"--tflops '1e400' is not a finite number (0.001..1000000) {TRAIN_HELP}",
+            f"--tflops '1e400' is not a finite number (0.001..1000000; {TRAIN_SEE}",
         ),
-        ([*TRAIN, "--tflops", "0"], f"--tflops '0' is out of range (0.001..1000000) {TRAIN_HELP}"),
+        ([*TRAIN, "--tflops", "0"], f"--tflops '0' is out of range (0.001..1000000; {TRAIN_SEE}"),
         (
             ["nccl-check", LOG, "--min-efficiency", "1e999"],
-            "--min-efficiency '1e999' is not a finite number (0..10) "
-            "(see 'ibcalc nccl-check --help')",
+            "--min-efficiency '1e999' is not a finite number (0..10; "
+            "see 'ibcalc nccl-check --help')",
         ),
         # the command's own ranges: sweep's -f ('--stepfactor must be 1 or more' had not said
         # what was given), gap's --tp
         (
             ["sweep", "allreduce", "-f", "0"],
-            f"--stepfactor '0' is out of range ({FACTOR_RANGE}) (see 'ibcalc sweep --help')",
+            f"--stepfactor '0' is out of range ({FACTOR_RANGE}; see 'ibcalc sweep --help')",
         ),
         # above 2^50 no factor reaches a second size between 1 B and 1 PiB: a 20-digit factor
         # had been taken, a sweep of one size (review EK 1)
         (
             ["sweep", "allreduce", "-f", "99999999999999999999"],
-            f"--stepfactor '99999999999999999999' is out of range ({FACTOR_RANGE}) "
-            "(see 'ibcalc sweep --help')",
+            f"--stepfactor '99999999999999999999' is out of range ({FACTOR_RANGE}; "
+            "see 'ibcalc sweep --help')",
         ),
         (
             ["sweep", "allreduce", "-f", str(2**50 + 1)],
-            f"--stepfactor '{2**50 + 1}' is out of range ({FACTOR_RANGE}) "
-            "(see 'ibcalc sweep --help')",
+            f"--stepfactor '{2**50 + 1}' is out of range ({FACTOR_RANGE}; "
+            "see 'ibcalc sweep --help')",
         ),
         (
             ["sweep", "allreduce", "-f", "9" * 5000],
-            f"--stepfactor '{'9' * 200}...' is out of range ({FACTOR_RANGE}) "
-            "(see 'ibcalc sweep --help')",
+            f"--stepfactor '{'9' * 200}...' is out of range ({FACTOR_RANGE}; "
+            "see 'ibcalc sweep --help')",
         ),
         (
             ["gap", "--system", "dgx-h100", "--tp", "1"],
-            "--tp '1' is out of range (2..1024) (see 'ibcalc gap --help')",
+            "--tp '1' is out of range (2..1024; see 'ibcalc gap --help')",
         ),
         # refused while the command runs, as the option's parser refuses a value: with the
         # command's --help hint, which they had lacked (review EK 4)
         (
             [*TRAIN, "-N", "2", "--gpu-memory", "0.9GB"],
-            f"--gpu-memory '0.9GB' is out of range (at least 1 GB) {TRAIN_HELP}",
+            f"--gpu-memory '0.9GB' is out of range (at least 1 GB; {TRAIN_SEE}",
         ),
         (
             ["checkpoint", "--storage", "aws-s3", "--model", "llama3-8b", "--part-size", "1B"],
-            "--part-size '1B' is out of range (at least 4 KiB) (see 'ibcalc checkpoint --help')",
+            "--part-size '1B' is out of range (at least 4 KiB; see 'ibcalc checkpoint --help')",
         ),
         (
             ["train", "--system", "dgx-h100", "--params", "350K", "--layers", "2"],
             "--params '350K' is fewer than a million parameters, too small a model to plan "
-            f"communication for (a count takes a suffix: 70B, 350M) {TRAIN_HELP}",
+            f"communication for (a count takes a suffix: 70B, 350M; {TRAIN_SEE}",
         ),
         (
             ["allreduce", "-s", "10Gb"],
@@ -453,12 +459,12 @@ WHOLE = "is not a whole number (write digits, e.g. 4)"
         (
             [*CHECKPOINT, "--storage-fabric", "0"],
             "--storage-fabric '0' is zero; give a rate above zero, with its unit (write bits as "
-            f"400Gb/s or 400Gbps, bytes as 50GB/s) {CHECKPOINT_HELP}",
+            f"400Gb/s or 400Gbps, bytes as 50GB/s; {CHECKPOINT_SEE}",
         ),
         (
             [*CHECKPOINT, "--storage-fabric", "100"],
             "--storage-fabric '100' is a number without a unit (write bits as 400Gb/s or "
-            f"400Gbps, bytes as 50GB/s) {CHECKPOINT_HELP}",
+            f"400Gbps, bytes as 50GB/s; {CHECKPOINT_SEE}",
         ),
         (
             [*CHECKPOINT, "--storage-fabric", "0GB/s"],
@@ -659,3 +665,38 @@ def test_a_refusal_is_exit_2_when_its_error_line_cannot_be_written(
         main(["allreduce", "--size", "-1"])
     assert info.value.code == 2
     assert "error: --size '-1' is negative (see 'ibcalc allreduce --help')\n" in full.tried
+
+
+@pytest.mark.parametrize(
+    ("message", "aside", "line"),
+    [
+        # a hint after a parenthetical goes inside it, after "; " or a question's own mark
+        (
+            "--tp '1' is out of range (2..1024)",
+            " (see 'x --help')",
+            "--tp '1' is out of range (2..1024; see 'x --help')",
+        ),
+        (
+            "--algo 'rng' is not one of 'ring' (did you mean ring?)",
+            " (see 'x --help')",
+            "--algo 'rng' is not one of 'ring' (did you mean ring? see 'x --help')",
+        ),
+        # nested parentheses: the outer one at the end takes it
+        ("a (b (c) d)", " (e)", "a (b (c) d; e)"),
+        # nothing to merge into: the hint as it is, or nothing
+        (
+            "--size '-1' is negative",
+            " (see 'x --help')",
+            "--size '-1' is negative (see 'x --help')",
+        ),
+        ("--tp '1' is out of range (2..1024)", "", "--tp '1' is out of range (2..1024)"),
+        # a call, not an aside; unbalanced text
+        ("expected f(x)", " (e)", "expected f(x) (e)"),
+        ("unknown 'a)'", " (e)", "unknown 'a)' (e)"),
+        ("a b)", " (e)", "a b) (e)"),
+    ],
+)
+def test_a_hint_after_a_parenthetical_goes_inside_it(message: str, aside: str, line: str) -> None:
+    """'(did you mean ring?) (see ...)' and '(2..1024) (see ...)' had been two parentheticals
+    in a row; with_aside makes them one."""
+    assert with_aside(message, aside) == line

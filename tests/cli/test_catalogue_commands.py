@@ -109,11 +109,12 @@ def test_kind_before_show_is_refused(capsys: pytest.CaptureFixture[str]) -> None
 def test_an_unknown_kind_is_offered_the_closest(capsys: pytest.CaptureFixture[str]) -> None:
     """Every other choice's refusal names the likely one (--recompute ful: full), bare as an
     unknown --system's are (it had been quoted, 'scale-out'); --kind scaleout had only listed
-    the kinds."""
+    the kinds. The likely one leads the one parenthetical ('(use ...) (did you mean
+    scale-out?)' had been two in a row)."""
     err = main_error(["links", "--kind", "scaleout"], capsys)
     assert err == (
-        "error: unknown kind 'scaleout' (use scale-up, scale-out, host, wan) "
-        "(did you mean scale-out?)\n"
+        "error: unknown kind 'scaleout' (did you mean scale-out? use scale-up, scale-out, host, "
+        "wan)\n"
     )
     err = main_error(["links", "--kind", "fast"], capsys)
     assert err == "error: unknown kind 'fast' (use scale-up, scale-out, host, wan)\n"

@@ -1141,7 +1141,7 @@ def test_bits_size_hint_names_bytes(capsys: pytest.CaptureFixture[str]) -> None:
     [
         (["allreduce", "--size", "10XB"], "error: --size '10XB' has an unknown unit 'XB'"),
         (["sweep", "allreduce", "-b", "-8"], "error: --minbytes '-8' is negative"),
-        (["sweep", "allreduce", "-e", "nan"], "error: --maxbytes 'nan' is not a number (NaN)"),
+        (["sweep", "allreduce", "-e", "nan"], "error: --maxbytes 'nan' is not a number (NaN; see"),
         (["gap", "--tp-size", "1mB"], "error: --tp-size '1mB' has the prefix 'm' (milli)"),
         (
             ["allreduce", "--size", "1GB", "--sites", "2", "--distance", "5"],

@@ -314,7 +314,10 @@ def test_a_setting_with_an_empty_name_or_two_lists_for_a_collective_is_refused(
     assert info.value.code == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == f"error: {flag} '{value}' {refusal} (see 'ibcalc {command} --help')\n"
+    # a refusal that ends with an example takes the hint inside it, as one parenthetical
+    see = f"see 'ibcalc {command} --help')"
+    line = f"{refusal[:-1]}; {see}" if refusal.endswith(")") else f"{refusal} ({see}"
+    assert err == f"error: {flag} '{value}' {line}\n"
 
 
 def test_a_list_for_every_collective_and_one_for_a_collective_are_taken() -> None:

@@ -118,7 +118,7 @@ def test_cluster_option_out_of_range_names_the_flag(capsys: pytest.CaptureFixtur
     with pytest.raises(typer.Exit), boundary():
         _probe()(["--nodes", "0"], prog_name="probe", standalone_mode=False)
     assert capsys.readouterr().err == (
-        f"error: --nodes '0' is out of range (1..{MAX_GPUS}) (see 'probe --help')\n"
+        f"error: --nodes '0' is out of range (1..{MAX_GPUS}; see 'probe --help')\n"
     )
 
 
@@ -412,8 +412,8 @@ def test_gap_help_states_its_own_lower_bound_of_gpus_per_node(
     # and every refusal of -g says that range (-g 0 said 1..1024)
     for given in ("1", "0", "-3", str(MAX_GPUS_PER_NODE + 1)):
         assert main_error(["gap", "-g", given, "--system", "dgx-h100"], capsys) == (
-            f"error: --gpus-per-node '{given}' is out of range (2..{MAX_GPUS_PER_NODE}) "
-            "(see 'ibcalc gap --help')\n"
+            f"error: --gpus-per-node '{given}' is out of range (2..{MAX_GPUS_PER_NODE}; "
+            "see 'ibcalc gap --help')\n"
         )
     # the estimate commands keep ClusterSpec's range
     result = runner.invoke(app, ["allreduce", "--help"], env={"COLUMNS": "200"})

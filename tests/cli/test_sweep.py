@@ -81,7 +81,7 @@ def test_stepbytes_is_read_whatever_the_factor_and_said_ignored_past_1() -> None
     base = ["sweep", "allreduce", "-b", "1K", "-e", "4K", "--system", "dgx-h100"]
     for bad, said in (
         ("hello", "--stepbytes 'hello' is not understood"),
-        ("nan", "--stepbytes 'nan' is not a number (NaN)"),
+        ("nan", "--stepbytes 'nan' is not a number (NaN; see"),
         ("10Gb", "--stepbytes '10Gb'"),
         ("-1", "--stepbytes '-1' is negative"),
     ):

@@ -1062,29 +1062,35 @@ def test_infer_names_the_field_the_kv_cache_lacks() -> None:
         ),
         # zero and one byte are refused alike, by the least capacity taken, as typed (review
         # EC 6: the library, handed the bytes, had said '--gpu-memory 0 B: must be at least 1 GB')
-        (["--gpu-memory", "0GiB"], "error: --gpu-memory '0GiB' is out of range (at least 1 GB)"),
-        (["--gpu-memory", "1B"], "error: --gpu-memory '1B' is out of range (at least 1 GB)"),
-        (["--gpu-memory", "3TiB"], "error: --gpu-memory '3TiB' is out of range (at most 2 TiB)"),
+        (
+            ["--gpu-memory", "0GiB"],
+            "error: --gpu-memory '0GiB' is out of range (at least 1 GB; see",
+        ),
+        (["--gpu-memory", "1B"], "error: --gpu-memory '1B' is out of range (at least 1 GB; see"),
+        (
+            ["--gpu-memory", "3TiB"],
+            "error: --gpu-memory '3TiB' is out of range (at most 2 TiB; see",
+        ),
         # a bare number is quoted as typed too (it had been stripped of its blanks and quotes)
         (["--gpu-memory", " 80"], "error: --gpu-memory ' 80' has no unit: write e.g. 80GiB"),
         (
             ["--backward-time", "1e-30s"],
-            "error: --backward-time '1e-30s' is out of range (at least 1 ns)",
+            "error: --backward-time '1e-30s' is out of range (at least 1 ns; see",
         ),
         (
             ["--backward-time", "300h"],
-            "error: --backward-time '300h' is out of range (at most 1000000 s)",
+            "error: --backward-time '300h' is out of range (at most 1000000 s; see",
         ),
         (
             # 1e6 s is 277.8 h: the bound said in hours had read 'at most 278 h' (review EI 2)
             ["--backward-time", "278h"],
-            "error: --backward-time '278h' is out of range (at most 1000000 s)",
+            "error: --backward-time '278h' is out of range (at most 1000000 s; see",
         ),
         # the parameter count is named by its option, and quoted as typed below a million
         (["--params", "-1"], "error: --params '-1' must be positive"),
         (["--params", "350K"], "error: --params '350K' is fewer than a million parameters"),
         # NaN is not a number first, before it lacks a unit
-        (["--backward-time", "nan"], "--backward-time 'nan' is not a number (NaN)"),
+        (["--backward-time", "nan"], "--backward-time 'nan' is not a number (NaN; see"),
     ],
 )
 def test_train_refusals_say_what_applies(args: list[str], words: str) -> None:
@@ -1411,21 +1417,21 @@ def test_one_kv_sender_is_not_said_to_send_at_the_same_time() -> None:
     ) in p4d["assumptions"]
 
 
-#: The hint that ends checkpoint's refusal of an option's value.
-CK = " (see 'ibcalc checkpoint --help')"
+#: The hint that ends checkpoint's refusal of an option's value, inside its range's parenthetical.
+CK = "; see 'ibcalc checkpoint --help')"
 
 
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["--part-size", "1B"], f"error: --part-size '1B' is out of range (at least 4 KiB){CK}"),
+        (["--part-size", "1B"], f"error: --part-size '1B' is out of range (at least 4 KiB{CK}"),
         (
             ["--part-size", "2TiB"],
-            f"error: --part-size '2TiB' is out of range (at most 1 TiB){CK}",
+            f"error: --part-size '2TiB' is out of range (at most 1 TiB{CK}",
         ),
         (
             ["--storage-fabric", "1kb/s"],
-            f"error: --storage-fabric '1kb/s' is out of range (at least 1 MB/s){CK}",
+            f"error: --storage-fabric '1kb/s' is out of range (at least 1 MB/s{CK}",
         ),
     ],
 )
@@ -1447,8 +1453,8 @@ def test_a_parameter_count_past_the_limit_names_the_limit_it_is_held_to(command:
     1e15 through to a field error that echoed it as '1e+15' (a review)."""
     for given in ("1e20", "1e15", "5e14"):
         assert _error(*command, "--params", given, "--system", "dgx-h100").strip() == (
-            f"error: --params '{given}' is absurdly large (the limit is 10^14) "
-            f"(see 'ibcalc {command[0]} --help')"
+            f"error: --params '{given}' is absurdly large (the limit is 10^14; "
+            f"see 'ibcalc {command[0]} --help')"
         )
 
 

@@ -292,7 +292,7 @@ CASES: list[Case] = [
         "cli-cross-leaf-2",
         "allreduce -s 1GB --cross-leaf 2",
         2,
-        "out of range (0..1)",
+        "out of range (0..1; see",
         "--cross-leaf above 1 is refused",
     ),
     C(
@@ -350,14 +350,14 @@ CASES: list[Case] = [
         "train-seq-len-311-digits",
         f"train --model llama3-8b --seq-len {DIGITS_311}",
         2,
-        f"--seq-len '{DIGITS_311[:200]}...' is out of range (1..100000000)",
+        f"--seq-len '{DIGITS_311[:200]}...' is out of range (1..100000000; see",
         "an option's range error quotes an int beyond a float as typed (its {:g} had raised)",
     ),
     C(
         "infer-batch-311-digits",
         f"infer --model llama3-8b --batch {DIGITS_311}",
         2,
-        f"--batch '{DIGITS_311[:200]}...' is out of range (1..10000000)",
+        f"--batch '{DIGITS_311[:200]}...' is out of range (1..10000000; see",
         "the same for infer's counts",
     ),
     C(
@@ -853,7 +853,7 @@ CASES: list[Case] = [
         "train-tflops-0",
         "train --model llama3-8b --tflops 0",
         2,
-        "--tflops '0' is out of range (0.001..1000000)",
+        "--tflops '0' is out of range (0.001..1000000; see",
         "an out-of-range workload option is one line naming its flag, not pydantic's traceback",
     ),
     C(
@@ -867,14 +867,14 @@ CASES: list[Case] = [
         "infer-batch-huge",
         "infer --model llama3-8b --batch 100000000",
         2,
-        "--batch '100000000' is out of range (1..10000000)",
+        "--batch '100000000' is out of range (1..10000000; see",
         "infer's batch above its range",
     ),
     C(
         "checkpoint-part-1B",
         "checkpoint --storage aws-s3 --model llama3-8b --part-size 1B",
         2,
-        "--part-size '1B' is out of range (at least 4 KiB)",
+        "--part-size '1B' is out of range (at least 4 KiB; see",
         "a 1-byte object-store part (16e9 requests) is refused, as typed",
     ),
     # review BS: a ratio Fraction had built exactly (1e99999999), a count whose pattern
@@ -898,7 +898,7 @@ CASES: list[Case] = [
         "train-backward-time-tiny",
         "train --model llama3-70b --backward-time 1e-30s",
         2,
-        "--backward-time '1e-30s' is out of range (at least 1 ns)",
+        "--backward-time '1e-30s' is out of range (at least 1 ns; see",
         "a time far below the bound is shown as given, not as 0 ns",
     ),
     C(
@@ -1039,14 +1039,14 @@ CASES: list[Case] = [
         "min-efficiency-nan",
         "nccl-check {h}/corpus-log-implausible.txt --min-efficiency nan",
         2,
-        "--min-efficiency 'nan' is not a finite number (0..10)",
+        "--min-efficiency 'nan' is not a finite number (0..10; see",
         "NaN is named as such, not as 'less than or equal to 10'",
     ),
     C(
         "min-efficiency-overflow",
         "nccl-check {h}/corpus-log-implausible.txt --min-efficiency 1e999",
         2,
-        "--min-efficiency '1e999' is not a finite number (0..10)",
+        "--min-efficiency '1e999' is not a finite number (0..10; see",
         "1e999 reads as infinity: named as not finite, as typed, not as out of range",
     ),
     C(

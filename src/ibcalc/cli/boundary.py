@@ -51,7 +51,7 @@ import typer
 
 from ibcalc.errors import FieldError, IbcalcError, InputFileError
 from ibcalc.patterns import lazy_pattern
-from ibcalc.textsafe import closest, closest_hint, printable_ends, quoted_names
+from ibcalc.textsafe import closest, closest_hint, printable_ends, quoted_names, with_aside
 from ibcalc.units import NOT_PLAIN
 
 __all__ = [
@@ -199,7 +199,7 @@ def with_help_hint(line: str, path: str, options: Collection[str]) -> str:
     option, _, rest = line.partition(" ")
     if option not in options or not rest.startswith("'") or line.endswith(" --help')"):
         return line
-    return f"{line} (see '{path} --help')"
+    return with_aside(line, f" (see '{path} --help')")
 
 
 def _fail(lines: Sequence[str], into: list[str] | None = None) -> NoReturn:
@@ -286,19 +286,22 @@ def usage_line(exc: typer.TyperException) -> str:
     choice = _format_choice(exc, option)
     if choice is not None:
         # `--json` where the command has `--format json` (review EB 9)
-        message = str(getattr(exc, "message", message)) + f" (did you mean --format {choice}?)"
+        message = with_aside(
+            str(getattr(exc, "message", message)), f" (did you mean --format {choice}?)"
+        )
     elif isinstance(option, str) and option.lstrip("-").lower() in _OUTPUT_WORDS | _PLOT_WORDS:
         # `--write FILE` had been answered "did you mean --inter?" on calibrate, "--sites?" on
         # allreduce: the command's -o, its --plot where it writes only a picture (sweep and gap
         # had offered nothing for `--save x.png` or `--output x.png`), or no option at all
-        message = str(getattr(exc, "message", message)) + _file_option_hint(
-            exc, picture=option.lstrip("-").lower() in _PLOT_WORDS
+        message = with_aside(
+            str(getattr(exc, "message", message)),
+            _file_option_hint(exc, picture=option.lstrip("-").lower() in _PLOT_WORDS),
         )
     elif isinstance(option, str) and possible:
         bare = {str(p).lstrip("-"): str(p) for p in possible}
         near = closest(option.lstrip("-"), list(bare))
         message = str(getattr(exc, "message", message))
-        message += f" (did you mean {bare[near]}?)" if near is not None else ""
+        message = with_aside(message, f" (did you mean {bare[near]}?)" if near else "")
     refused_value = _value_refusal(exc)
     if refused_value is not None:
         message = refused_value
@@ -314,16 +317,17 @@ def usage_line(exc: typer.TyperException) -> str:
         assert isinstance(commands, dict)
         if unknown.group("got").lower() in _LIST_WORDS:
             # `ibcalc systems list`: the group alone lists (`systems show list` fails too)
-            message += f" ('{path}' alone lists them)"
+            message = with_aside(message, f" ('{path}' alone lists them)")
         elif closest(unknown.group("got"), list(commands)) is None:
-            message += f" (did you mean '{path} show {unknown.group('got')}'?)"
+            message = with_aside(message, f" (did you mean '{path} show {unknown.group('got')}'?)")
     # a choice not among an option's choices: add the closest, as unknown names get
     refused = _NOT_ONE_OF().search(message)
     if refused is not None:
         names = quoted_names(refused.group("choices"))
         end = refused.end("choices")
-        message = message[:end] + closest_hint(refused.group("got"), names) + message[end:]
-    return f"{message}{hint}"
+        hinted = with_aside(message[:end], closest_hint(refused.group("got"), names))
+        message = hinted + message[end:]
+    return with_aside(message, hint)
 
 
 def _value_refusal(exc: typer.TyperException) -> str | None:

@@ -24,7 +24,7 @@ from ibcalc.render.console import (
     render_system,
     render_systems,
 )
-from ibcalc.textsafe import closest_hint, shown
+from ibcalc.textsafe import closest, shown
 
 __all__ = ["register"]
 
@@ -73,8 +73,9 @@ def _kind(name: str | None) -> LinkKind | None:
     except ValueError:
         kinds = [kind.value for kind in LinkKind]
         # the hint every other choice's refusal carries ('scaleout' had not been offered scale-out)
-        hint = closest_hint(name, kinds)
-        raise CliUsageError(f"unknown kind {shown(name)} (use {', '.join(kinds)}){hint}") from None
+        near = closest(name, kinds)
+        offer = f"did you mean {near}? " if near is not None else ""
+        raise CliUsageError(f"unknown kind {shown(name)} ({offer}use {', '.join(kinds)})") from None
 
 
 @links_app.callback(invoke_without_command=True)
