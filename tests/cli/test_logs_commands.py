@@ -493,7 +493,10 @@ def test_nccl_version_sets_the_tuner_of_a_log_that_states_none() -> None:
     assert at_2_mib["2.18.3"]["expected_time_us"] == pytest.approx(expected.time_s * 1e6)
     code, out, err = run("nccl-check", str(log), "--nccl-version", "9.x")
     assert (code, out) == (2, "")
-    assert err.startswith("error: NCCL version '9.x' is not a release number")
+    assert err == (
+        "error: --nccl-version '9.x' is not a release number such as 2.21.5 or 2.21 "
+        "(see 'ibcalc nccl-check --help')\n"
+    )
 
 
 def test_flags_override_the_log_and_bad_flags_exit_2() -> None:

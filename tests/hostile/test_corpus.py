@@ -307,7 +307,7 @@ CASES: list[Case] = [
         "cli-nccl-version-nan",
         "allreduce -s 1GB --nccl-version nan",
         2,
-        "NCCL version 'nan' is not a release number",
+        "--nccl-version 'nan' is not a release number",
         "--nccl-version takes a release number only",
     ),
     C(

@@ -79,28 +79,31 @@ def _dotted(version: tuple[int, ...]) -> str:
 
 def parse_release(text: str) -> tuple[int, int, int]:
     """``(major, minor, patch)`` of ``2.21.5``, ``2.22.3+cuda12.4`` or ``2.21`` (every patch);
-    a one-line :class:`~ibcalc.errors.FieldError` (field ``nccl_version``) otherwise."""
+    a one-line :class:`~ibcalc.errors.FieldError` (field ``nccl_version``) otherwise, which
+    names the field as ``{nccl_version}`` before the text quoted, as a refusal of any option's
+    value does (``--nccl-version '2.x' is not ...`` on the command line, with its ``--help``
+    hint, which 'NCCL version' had gone without)."""
     match = _VERSION.match(text)
     # the text quoted as written (textsafe.shown): repr had doubled a backslash ('2\\21') and
     # put a text holding a quote in double quotes
     if match is None:
         raise FieldError(
-            f"NCCL version {shown(text, 40)} is not a release number such as 2.21.5 or 2.21",
+            f"{{nccl_version}} {shown(text, 40)} is not a release number such as 2.21.5 or 2.21",
             field="nccl_version",
         )
     major, minor, patch = match.groups()
     if int(major) < 2:
         # NCCL 1.x was a single-node library; 2.0 (2017) added the network transports
         raise FieldError(
-            f"NCCL version {shown(text.strip())}: ibcalc models NCCL 2.0 and later",
+            f"{{nccl_version}} {shown(text.strip())}: ibcalc models NCCL 2.0 and later",
             field="nccl_version",
         )
     if int(major) > 2:
         # no NCCL 3 exists; a ROCm or RCCL package number (6.2.0) had passed as a NCCL "newer
         # than 2.30.7"
         raise FieldError(
-            f"NCCL version {shown(text.strip())}: NCCL releases are 2.x; a ROCm or RCCL package "
-            "number is not one (RCCL reports a 2.x version: rccl-tests prints "
+            f"{{nccl_version}} {shown(text.strip())}: NCCL releases are 2.x; a ROCm or RCCL "
+            "package number is not one (RCCL reports a 2.x version: rccl-tests prints "
             "'rccl-library=22707' for 2.27.7)",
             field="nccl_version",
         )

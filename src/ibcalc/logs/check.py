@@ -808,7 +808,7 @@ def _unread_release(version: str) -> str:
     try:
         parse_release(version)
     except FieldError as exc:
-        return f"the log's {exc}"
+        return f"the log's {exc.render({'nccl_version': 'NCCL version'})}"
     return f"the log's NCCL version {shown(version)} is not a release number"
 
 
