@@ -350,6 +350,10 @@ def test_a_gate_failure_is_annotated_in_github_format() -> None:
     (error,) = [x for x in out.splitlines() if "title=nccl-check%3A --min-efficiency" in x]
     assert error.startswith(f"::error file={log},line=1,")
     assert "::run 1: --min-efficiency 0.85 fails at 64 MiB (7" in error
+    # its 8 failing sizes cut as the FAIL line cuts them: five, then a count (all 8 had been
+    # named, one after another)
+    assert error.endswith(" of the expected busbw) and 3 more sizes")
+    assert error.count(" of the expected busbw)") == 5
     assert out.splitlines()[-1].endswith("; fails --min-efficiency")
     code, out, _ = run("nccl-check", log, "--format", "github", "--min-efficiency", "0.5")
     assert code == 0

@@ -28,6 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ibcalc.errors import fill_fields
+from ibcalc.listing import listed
 from ibcalc.logs.calibrate import (
     SIGNIFICANT_ERRORS,
     Calibration,
@@ -535,8 +536,8 @@ def render_checks_github(
     (it had given none: the file's error was on stderr alone, review DH), one annotation per
     finding (at its first log line) and one per large size below the ok band (at the row's
     line), one ``::error`` per run that fails the ``--min-efficiency`` gate (a failing gate
-    had annotated nothing, its FAIL line on stderr alone: review EC 3), then a summary line
-    per run."""
+    had annotated nothing, its FAIL line on stderr alone: review EC 3), its sizes cut as the
+    FAIL line cuts them (it had named every one), then a summary line per run."""
     failing = {
         (run["source"], run["run_index"]): run["reasons"]
         for run in (gate or {}).get("failed_runs", ())
@@ -599,7 +600,7 @@ def render_checks_github(
                     check.line_start,
                     "nccl-check: --min-efficiency",
                     f"run {check.run_index + 1}: --min-efficiency {gate['min_efficiency']:g} "
-                    f"fails at {', '.join(reasons)}",
+                    f"fails at {listed(reasons, 'size')}",
                 )
             )
         eff = (
