@@ -67,7 +67,7 @@ from ibcalc.errors import (
 )
 from ibcalc.memo import IdentityMemo
 from ibcalc.textsafe import shown
-from ibcalc.units import MAX_ENGINE_BYTES, GiB, MiB, format_memory, format_size, format_time
+from ibcalc.units import MAX_ENGINE_BYTES, GiB, MiB, format_size, format_time, memory_size
 
 __all__ = [
     "MEASURED_DROP_MAX",
@@ -874,8 +874,8 @@ def memory_notes(cluster: ResolvedCluster, size_bytes: float) -> list[str]:
         return []
     memory, cap = capped
     return [
-        f"nccl-tests runs sizes up to about {format_memory(cap)} on {system.id}'s "
-        f"{format_memory(memory)} GPUs ({NCCL_TESTS_BUFFERS}; it prints 'Reducing maxBytes ... "
+        f"nccl-tests runs sizes up to about {memory_size(cap)} on {system.id}'s "
+        f"{memory_size(memory)} GPUs ({NCCL_TESTS_BUFFERS}; it prints 'Reducing maxBytes ... "
         "due to memory limitation'): no run of this size exists, and the estimate extrapolates "
         "its rates"
     ]
@@ -892,8 +892,8 @@ def sweep_memory_notes(cluster: ResolvedCluster, sizes: Iterable[float]) -> list
     if not past:
         return []
     return [
-        f"from {format_size(min(past))} up, the sizes are past the about {format_memory(cap)} "
-        f"nccl-tests runs on {system.id}'s {format_memory(memory)} GPUs ({NCCL_TESTS_BUFFERS}; "
+        f"from {format_size(min(past))} up, the sizes are past the about {memory_size(cap)} "
+        f"nccl-tests runs on {system.id}'s {memory_size(memory)} GPUs ({NCCL_TESTS_BUFFERS}; "
         "it cuts -e to that): no run of those sizes exists, and their rows extrapolate the rates"
     ]
 

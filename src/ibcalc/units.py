@@ -15,6 +15,7 @@ Conventions (docs/architecture.md#units-and-conventions):
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 import numbers
 import re
@@ -39,7 +40,6 @@ __all__ = [
     "fixed",
     "format_bandwidth",
     "format_count",
-    "format_memory",
     "format_number",
     "format_ratio",
     "format_size",
@@ -48,6 +48,7 @@ __all__ = [
     "gbps_from_Bps",
     "is_zero",
     "json_bytes",
+    "memory_size",
     "parse_bandwidth",
     "parse_count",
     "parse_distance",
@@ -511,13 +512,26 @@ def is_zero(value: object) -> bool:
     )
 
 
-def format_memory(size_bytes: float) -> str:
-    """A memory size in the binary unit GPU memory comes in (GiB, TiB, PiB; 4 significant
-    digits): "25 GiB", "62.33 GiB", "2 PiB"."""
-    for factor, name in ((PiB, "PiB"), (TiB, "TiB")):
-        if size_bytes >= factor:
-            return f"{size_bytes / factor:.4g} {name}"
-    return f"{size_bytes / GiB:.4g} GiB"
+@functools.lru_cache(maxsize=1024)
+def memory_size(size_bytes: float, digits: int = 3) -> str:
+    """A memory size in GiB (MiB, KiB below one), ``digits`` significant digits, trailing zeros
+    kept (``75e9`` -> ``69.8 GiB``, ``80 x 2^30`` -> ``80.0 GiB``): the unit GPU memory comes in
+    (a vendor's "80GB" of HBM is 80 GiB) and the one PyTorch reports. Every GPU memory and
+    nccl-tests' size cap on it is said so: the estimates' note had read "about 25 GiB on
+    dgx-h100's 80 GiB GPUs" (its own four figures), where train and infer read "80.0 GiB"."""
+    if size_bytes < KiB:
+        return format_size(size_bytes)
+    unit, name = (
+        (KiB, "KiB") if size_bytes < MiB else (MiB, "MiB") if size_bytes < GiB else (GiB, "GiB")
+    )
+    value = size_bytes / unit
+    if value >= 10_000:
+        return f"{value:,.0f} {name}"  # 16,763,846 GiB: a model far past any GPU reads as one
+    # never in exponent form: 1350 GiB, not 1.35e+03 GiB; and 999.6 MiB, not 1e+03 MiB (the
+    # integer digits are counted after rounding). Trailing zeros kept (#): 8.20 GiB beside
+    # 8.15 GiB had read "8.2", 34.0 beside 14.9 "34"; a whole number loses the bare point
+    text = f"{value:#.{max(digits, len(str(round(value))))}g}"
+    return f"{text.rstrip('.')} {name}"
 
 
 def format_size(size_bytes: float) -> str:

@@ -821,9 +821,17 @@ def test_a_sweep_past_the_gpus_memory_says_from_which_size() -> None:
     assert result.exit_code == 0, result.output
     out = " ".join(result.output.split())
     assert (
-        "from 256 GiB up, the sizes are past the about 25 GiB nccl-tests runs on dgx-h100's "
-        "80 GiB GPUs"
+        "from 256 GiB up, the sizes are past the about 25.0 GiB nccl-tests runs on dgx-h100's "
+        "80.0 GiB GPUs"
     ) in out
+    # HGX H200's 141 GiB: (141 - 4 - 1) / 3 = 45.33 GiB, three figures as train prints memory
+    h200 = runner.invoke(
+        app, ["sweep", "allreduce", "--system", "hgx-h200", "-b", "64G", "-e", "64G"]
+    )
+    assert h200.exit_code == 0, h200.output
+    assert "past the about 45.3 GiB nccl-tests runs on hgx-h200's 141 GiB GPUs" in " ".join(
+        h200.output.split()
+    )
 
 
 def test_a_small_fall_at_a_switch_is_said_with_its_digits() -> None:

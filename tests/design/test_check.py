@@ -2070,7 +2070,7 @@ def test_a_size_nccl_tests_would_not_run_is_a_warning(
     (warning,) = checked.warnings
     assert (warning.line, warning.col) == (5, 17)  # the size key of the first requirement
     assert warning.message.startswith(
-        "requirements[0].allreduce.size: 100 GB is past the about 25 GiB nccl-tests runs on "
+        "requirements[0].allreduce.size: 100 GB is past the about 25.0 GiB nccl-tests runs on "
         "dgx-h100's GPUs"
     )
 

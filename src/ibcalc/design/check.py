@@ -77,7 +77,7 @@ from ibcalc.facade import (
     nccl_tests_cap,
     simple_extrapolation_notes,
 )
-from ibcalc.units import format_memory, format_ratio, format_size, plural
+from ibcalc.units import format_ratio, format_size, memory_size, plural
 from ibcalc.yamlio import Document, by_position, load_yaml, validate, wrong_kind_problem
 
 __all__ = [
@@ -1362,7 +1362,7 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
         if system is not None and capped is not None and size is not None and size > capped[1]:
             problems.add(
                 ("requirements", index, item.kind, "size"),
-                f"{format_size(size)} is past the about {format_memory(capped[1])} nccl-tests "
+                f"{format_size(size)} is past the about {memory_size(capped[1])} nccl-tests "
                 f"runs on {system.id}'s GPUs ({NCCL_TESTS_BUFFERS}): no run of this size "
                 "exists, so no measurement can confirm the requirement",
             )

@@ -40,7 +40,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
 from ibcalc.memo import IdentityMemo
-from ibcalc.units import GiB, KiB, MiB, format_size
+from ibcalc.units import GiB, memory_size
 
 if TYPE_CHECKING:
     from ibcalc.catalogue.models import System
@@ -101,26 +101,6 @@ _LOGIT_BYTES = 4
 TIGHT_FRACTION = 0.9
 #: How :func:`judge_fit`'s two warnings start, for those who tell them apart (``--compare``)
 OUT_OF_MEMORY, TIGHT = "out of memory", "memory is tight"
-
-
-@functools.lru_cache(maxsize=1024)
-def memory_size(size_bytes: float, digits: int = 3) -> str:
-    """A memory size in GiB (MiB, KiB below one), ``digits`` significant digits, trailing zeros
-    kept (``75e9`` -> ``69.8 GiB``, ``80 x 2^30`` -> ``80.0 GiB``): the unit GPU memory comes in
-    (a vendor's "80GB" of HBM is 80 GiB) and the one PyTorch reports."""
-    if size_bytes < KiB:
-        return format_size(size_bytes)
-    unit, name = (
-        (KiB, "KiB") if size_bytes < MiB else (MiB, "MiB") if size_bytes < GiB else (GiB, "GiB")
-    )
-    value = size_bytes / unit
-    if value >= 10_000:
-        return f"{value:,.0f} {name}"  # 16,763,846 GiB: a model far past any GPU reads as one
-    # never in exponent form: 1350 GiB, not 1.35e+03 GiB; and 999.6 MiB, not 1e+03 MiB (the
-    # integer digits are counted after rounding). Trailing zeros kept (#): 8.20 GiB beside
-    # 8.15 GiB had read "8.2", 34.0 beside 14.9 "34"; a whole number loses the bare point
-    text = f"{value:#.{max(digits, len(str(round(value))))}g}"
-    return f"{text.rstrip('.')} {name}"
 
 
 class Recompute(StrEnum):
