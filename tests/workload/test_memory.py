@@ -681,7 +681,7 @@ def test_cli_train_prints_and_serialises_the_memory() -> None:
         ("8e10", "--gpu-memory '8e10' has no unit"),
         ("nan", "--gpu-memory 'nan' is not a number"),
         ("-1GB", "--gpu-memory '-1GB' is negative"),
-        ("3TB", "--gpu-memory '3TB' is out of range (at most 2 TiB)"),
+        ("3TB", "--gpu-memory '3TB' is out of range (at most 2 TiB; see 'ibcalc train --help')"),
     ],
 )
 def test_cli_refuses_a_bad_gpu_memory_in_one_line(value: str, message: str) -> None:
