@@ -33,6 +33,7 @@ from ibcalc.workload.infer import InferResult, InferSpec, infer
 from ibcalc.workload.memory import (
     Recompute,
     activation_bytes_per_layer,
+    apart_sizes,
     in_flight,
     memory_size,
     mlp_units,
@@ -831,6 +832,22 @@ def test_cli_infer_prints_and_serialises_the_memory() -> None:
 def test_memory_sizes_print_in_gib(size: float, text: str) -> None:
     # GPU memory comes in GiB (a vendor's 80GB of HBM is 80 GiB), as PyTorch reports it
     assert memory_size(size) == text
+
+
+@pytest.mark.parametrize(
+    ("need_gib", "need"),
+    [
+        (80.04, "80.04 GiB"),
+        # 80.00 GiB is the 80.0 GiB it is past, written with one more zero: it had stopped
+        # there, where the digits were meant to go on until the sizes read apart
+        (80.004, "80.004 GiB"),
+        (80.0004, "80.0004 GiB"),
+        (81, "81.0 GiB"),
+    ],
+)
+def test_a_size_past_the_largest_variant_reads_apart_from_it(need_gib: float, need: str) -> None:
+    # dgx-a100's largest variant, 80 GiB: a layout past it is out of memory on every variant
+    assert apart_sizes(need_gib * 2**30, 80 * 2**30) == (need, "80.0 GiB")
 
 
 @pytest.mark.parametrize(

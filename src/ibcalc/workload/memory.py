@@ -517,12 +517,19 @@ def judge_fit(
 def apart_sizes(need_bytes: float, largest_bytes: float) -> tuple[str, str]:
     """Two memory sizes, the first past the second, printed with the digits (3 to 9) it takes
     for them to read apart: 80 GiB had read more than the largest variant's 80 GiB (reviews CQ,
-    CR)."""
+    CR). Apart means the numbers printed differ, not their text: with trailing zeros kept,
+    "80.00 GiB" past "80.0 GiB" reads as the same size (80.0004 GiB had stopped there)."""
     for digits in range(3, 10):
         need, largest = memory_size(need_bytes, digits=digits), memory_size(largest_bytes)
-        if need != largest:
+        if _amount(need) != _amount(largest):
             return need, largest
     return need, largest
+
+
+def _amount(size: str) -> tuple[float, str]:
+    """The number and unit a memory size prints (``1,350 GiB`` -> ``(1350.0, 'GiB')``)."""
+    number, _, unit = size.rpartition(" ")
+    return float(number.replace(",", "")), unit
 
 
 def percent(fraction: float) -> str:
