@@ -270,15 +270,26 @@ def test_usage_errors_name_the_command_help(
     assert err == f"error: {line}\n"
 
 
+#: The hint on a command whose one file is a picture, before its help's aside.
+PICTURE_ONLY = " (the output goes to stdout; --plot FILE writes a .png or .svg picture; see"
+
+
 @pytest.mark.parametrize(
     ("argv", "hint"),
     [
-        (["sweep", "allreduce", "--save", "x.png"], " (did you mean --plot FILE? see"),
-        (["gap", "--output", "x.png"], " (did you mean --plot FILE? see"),
-        (["gap", "-o", "x.png"], " (did you mean --plot FILE? see"),
+        # a word for writing the output, where the one file a command writes is a picture:
+        # where the output goes and what --plot writes (--output results.csv had been offered
+        # --plot FILE, which refuses a .csv)
+        (["sweep", "allreduce", "--save", "x.png"], PICTURE_ONLY),
+        (["gap", "--output", "x.png"], PICTURE_ONLY),
+        (["gap", "-o", "x.png"], PICTURE_ONLY),
+        (["sweep", "allreduce", "--output", "results.csv"], PICTURE_ONLY),
+        (["nccl-check", "x.txt", "--output", "report.json"], PICTURE_ONLY),
         (["sweep", "allreduce", "--png", "x.png"], " (did you mean --plot FILE? see"),
         # a picture's word is offered --plot alone: calibrate's -o writes YAML
         (["calibrate", "x.txt", "--png", "x.png"], " (see"),
+        # and --plot writes no PDF
+        (["sweep", "allreduce", "--pdf", "x.pdf"], " (see"),
     ],
 )
 def test_a_word_for_writing_a_file_is_offered_plot_where_that_writes_it(

@@ -348,21 +348,26 @@ def _value_refusal(exc: typer.TyperException) -> str | None:
 _OUTPUT_WORDS = frozenset(
     {"o", "output", "write", "save", "out", "outfile", "out-file", "output-file"}
 )
-#: Words for writing a picture, which the commands spell ``--plot``.
-_PLOT_WORDS = frozenset({"png", "svg", "pdf", "image", "picture", "figure", "chart", "graph"})
-#: A command's options that write a file, the one to offer first first
-_WRITES = (("--output", "-o/--output FILE"), ("--plot", "--plot FILE"))
+#: Words for writing a picture, which the commands spell ``--plot`` (a .png or .svg: no PDF)
+_PLOT_WORDS = frozenset({"png", "svg", "image", "picture", "figure", "chart", "graph"})
+#: What a command that writes only a picture says to a word for writing its output: where the
+#: output goes, and what ``--plot`` writes (``sweep --output results.csv`` had been offered
+#: ``--plot FILE``, which then refuses a .csv)
+_PICTURE_ONLY = " (the output goes to stdout; --plot FILE writes a .png or .svg picture)"
 
 
 def _file_option_hint(exc: typer.TyperException, *, picture: bool) -> str:
-    """The option that writes a file on the command of a usage error, as a hint: its
-    ``-o``/``--output``, else its ``--plot``; for a word that names a ``picture`` its ``--plot``
-    alone (calibrate's -o writes YAML). Empty where the command has none of them."""
+    """The option that writes a file on the command of a usage error, as a hint: for a word
+    that names a ``picture`` its ``--plot`` (calibrate's -o writes YAML); for another its
+    ``-o``/``--output``, else what its ``--plot`` writes and where the output goes. Empty where
+    the command has none of them."""
     params = getattr(getattr(getattr(exc, "ctx", None), "command", None), "params", [])
     opts = {opt for param in params for opt in getattr(param, "opts", ())}
-    writes = [("--plot", "--plot FILE")] if picture else [*_WRITES]
-    hints = [hint for opt, hint in writes if opt in opts]
-    return f" (did you mean {hints[0]}?)" if hints else ""
+    if picture:
+        return " (did you mean --plot FILE?)" if "--plot" in opts else ""
+    if "--output" in opts:
+        return " (did you mean -o/--output FILE?)"
+    return _PICTURE_ONLY if "--plot" in opts else ""
 
 
 def _format_choice(exc: typer.TyperException, option: object) -> str | None:
