@@ -938,8 +938,9 @@ def ll_cap_Bps(topo: Topology, params: CostParams) -> float:
 
 def _ll_cap_row(topo: Topology, params: CostParams) -> tuple[str, int, bool]:
     """The row and column of NCCL's LL cap table: the GPU generation (Hopper's for one the
-    table does not list), 0/1/2 for one node, 2 nodes, 3 or more, and whether the AMD-host row
-    applies (several nodes, ``assumptions.amd_host_ll_cap``)."""
+    table does not list), 0/1/2 for one scale-up domain, 2, 3 or more (NCCL's nNodes: a rack
+    of NVLink-joined nodes is one), and whether the AMD-host row applies (several domains,
+    ``assumptions.amd_host_ll_cap``)."""
     arch = topo.arch if topo.arch in params.nccl_tuner.ll_max_busbw_Bps else "hopper"
     nodes = min(topo.domains, 3) - 1
     amd = nodes > 0 and topo.host_cpu == "amd" and bool(params.assumptions.amd_host_ll_cap)

@@ -465,9 +465,10 @@ class NcclTuner:
     #: 1 where NCCL may use the protocol, 0 where the run's ``NCCL_PROTO`` rules it out
     #: (nccl-check, calibrate).
     protocols: Mapping[Protocol, int] = _param("protocols", _ENABLED_PROTOCOLS)
-    #: LL bus-bandwidth caps per GPU generation on 1, 2 and >= 3 nodes, bytes/s (``llMaxBws``).
+    #: LL bus-bandwidth caps per GPU generation on 1, 2 and >= 3 scale-up domains (NCCL's
+    #: nNodes), bytes/s (``llMaxBws``).
     ll_max_busbw_Bps: Mapping[str, tuple[float, float, float]] = _param("ll_max_busbw", _LL_CAPS)
-    #: The LL caps on 2 and >= 3 nodes of hosts with AMD x86 CPUs, bytes/s (``llMaxBws`` row 1,
+    #: The LL caps on 2 and >= 3 domains of hosts with AMD x86 CPUs, bytes/s (``llMaxBws`` row 1,
     #: which NCCL takes on several nodes by CPU vendor instead of GPU generation).
     ll_max_busbw_amd_host_Bps: tuple[float, float] = _param(
         "ll_max_busbw_amd_host", _LL_CAPS_AMD_HOST
