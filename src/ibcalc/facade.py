@@ -42,6 +42,7 @@ from ibcalc.engine.plan import (
     dtype_allows,
     plan_for,
     switch_dtypes_words,
+    through_ib_sharp,
 )
 from ibcalc.engine.select import NCCL_ALGORITHMS, refuse, select_on
 from ibcalc.engine.types import (
@@ -245,7 +246,7 @@ def _why_equivalent(cost: Cost, topo: Topology, collective: Collective) -> str:
             f"each {topo.node} sends {share} of its data over its NICs, while busbw's factor "
             f"counts ranks, not {topo.node}s"
         )
-    if cost.algorithm is Algorithm.NVLS and topo.domains > 1:
+    if cost.algorithm is Algorithm.NVLS and through_ib_sharp(cost.algorithm, topo.domains):
         # NVLS across domains runs only on SHARP (innetwork.nvls): its note had named the
         # NVSwitch alone, where the bottleneck line says "network into the SHARP switch tree"
         return (
@@ -772,10 +773,9 @@ def _estimate(
             )
     if algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD):
         notes.append(f"{algorithm.value} is a what-if: NCCL does not implement it")
-    if best.algorithm in (Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN) or (
-        # NVLS across domains runs only on SHARP (innetwork.nvls), priced by the same term
-        best.algorithm is Algorithm.NVLS and topo.domains > 1
-    ):
+    if through_ib_sharp(best.algorithm, topo.domains):
+        # CollNet, and NVLS across domains, which runs only on SHARP (innetwork.nvls), priced
+        # by the same term
         # the published SHARP runs are few, and one disagrees: said where SHARP is the answer
         # (a 4 x A100 run on an older NCCL took 1.8-2.5x the model's time at 64 KiB-16 MiB
         # inside a narrow range, with no word that SHARP rests on little data: review EB 4)

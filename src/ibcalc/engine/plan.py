@@ -40,7 +40,16 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
 from ibcalc.memo import IdentityMemo
 
-__all__ = ["NCCL_ALGORITHMS", "TIMINGS", "Candidate", "Choice", "Plan", "Scored", "plan_for"]
+__all__ = [
+    "NCCL_ALGORITHMS",
+    "TIMINGS",
+    "Candidate",
+    "Choice",
+    "Plan",
+    "Scored",
+    "plan_for",
+    "through_ib_sharp",
+]
 
 TimingFunction = Callable[[Collective, float, Topology, Protocol, CostParams], Timing | None]
 #: One candidate at one size: the time nccl-tests would report, its algorithm and protocol.
@@ -112,7 +121,7 @@ _REDUCE_DTYPES = {
 }
 
 
-def _through_ib_sharp(algorithm: Algorithm, domains: int) -> bool:
+def through_ib_sharp(algorithm: Algorithm, domains: int) -> bool:
     """True where the algorithm reduces in IB SHARP: CollNet, and NVLS across domains (NCCL
     runs multi-node NVLS only with CollNet support for the type and op)."""
     return algorithm in (Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN) or (
@@ -129,14 +138,14 @@ def dtype_allows(
     types = _REDUCE_DTYPES.get(algorithm)
     if types is None or collective not in REDUCTIONS:
         return True
-    if _through_ib_sharp(algorithm, domains) and dtype not in _COLLNET_REDUCE_DTYPES:
+    if through_ib_sharp(algorithm, domains) and dtype not in _COLLNET_REDUCE_DTYPES:
         return False
     return dtype in types
 
 
 def switch_dtypes_words(algorithm: Algorithm, domains: int = 1) -> str:
     """The types an in-switch algorithm reduces, in words (for a refusal)."""
-    if _through_ib_sharp(algorithm, domains):
+    if through_ib_sharp(algorithm, domains):
         across = (
             "NVLS across nodes reduces in IB SHARP, which"
             if algorithm is Algorithm.NVLS
