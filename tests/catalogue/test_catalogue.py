@@ -1340,3 +1340,22 @@ def test_find_link_refuses_a_role_that_is_none(builtin_catalogue: Catalogue) -> 
     with pytest.raises(WrongTypeError, match="role must be a str, not list"):
         find_link(builtin_catalogue, "ndr", role=["inter"])  # type: ignore[arg-type]
     assert find_link(builtin_catalogue, "ndr", role="inter").id == "ndr"
+
+
+def test_every_field_the_catalogue_uses_is_described_in_its_header() -> None:
+    """data/links.yaml's comments are its field reference for a reader of the file: a key an
+    entry uses, or a topology value, that the comments never name is undocumented there (a review
+    found mesh_gpus, simple_transport_floor, the *_source of nvls and duplex efficiency,
+    gpu_memory_largest, per_request and the host-staged topology missing)."""
+    text = (Path(ibcalc.__file__).parent / "data" / "links.yaml").read_text(encoding="utf-8")
+    comments = "\n".join(line for line in text.splitlines() if line.lstrip().startswith("#"))
+    data = yaml.safe_load(text)
+    used = {key for section in ("links", "systems", "storage") for e in data[section] for key in e}
+    topologies = {e["topology"] for e in data["links"] if "topology" in e}
+    assert {"mesh_gpus", "host-staged", "per_request"} <= used | topologies
+    undescribed = sorted(
+        word
+        for word in used | topologies
+        if not re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", comments)
+    )
+    assert undescribed == []
