@@ -1359,3 +1359,45 @@ def test_every_field_the_catalogue_uses_is_described_in_its_header() -> None:
         if not re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", comments)
     )
     assert undescribed == []
+
+
+# payload fraction of a lane by its modulation, worked from the line codes (IEEE 802.3 clauses 91
+# and 134; the InfiniBand HDR/NDR/XDR lanes use the same codes):
+#   NRZ: 64b/66b, or its 256b/257b transcode under RS(528,514): 256/257 x 514/528 = 32/33 = 64/66,
+#        so 25.78125 Gb/s carries 25.78125 x 64/66 = 25 Gb/s
+#   PAM4: 256b/257b + RS(544,514): 256/257 x 514/544 = 16/17, so 53.125 Gb/s carries 50 Gb/s,
+#        106.25 carries 100 and 212.5 carries 200; 2 bits a symbol, so the lane runs at half its
+#        bit rate in GBd (106.25 Gb/s at 53.125 GBd)
+_LINE_CODE_PAYLOAD = {"NRZ": 64 / 66, "PAM4": 16 / 17}
+
+
+@pytest.mark.parametrize("family", ["infiniband", "ethernet"])
+def test_network_port_rates_follow_from_their_lanes_and_line_code(
+    builtin_catalogue: Catalogue, family: str
+) -> None:
+    """An InfiniBand or Ethernet port's per-direction rate is lanes x lane rate x the payload of
+    the line code its own `encoding` names, to the bit: NDR 4 x 106.25 x 16/17 = 400 Gb/s = 50 GB/s;
+    EDR 4 x 25.78125 x 64/66 = 100 Gb/s = 12.5 GB/s. Each lane then carries a standard 25, 50, 100
+    or 200 Gb/s, encoding_efficiency is the code's payload to its four printed digits, and a PAM4
+    baud rate in the text is half the lane rate. (The loader allows 1.5 % between the lane product
+    and per_direction; a port's arithmetic has none.)"""
+    ports = [
+        link
+        for link in builtin_catalogue.links
+        if link.family == family and link.lanes_per_link is not None
+    ]
+    assert len(ports) >= 4  # EDR, HDR, HDR100, NDR, NDR200, XDR; RoCE 100-800G
+    for link in ports:
+        assert link.encoding is not None, link.id
+        assert link.lane_signalling_Bps is not None, link.id
+        modulation = link.encoding.split()[0].rstrip(",;")
+        payload = _LINE_CODE_PAYLOAD[modulation]
+        assert link.encoding_efficiency == pytest.approx(payload, abs=5e-5), link.id
+        lane_data_gbps = link.lane_signalling_Bps * 8 / GB * payload
+        assert round(lane_data_gbps, 9) in (25, 50, 100, 200), link.id
+        lanes = (link.links or 1) * link.lanes_per_link
+        assert link.per_direction_Bps * 8 / GB == pytest.approx(lanes * lane_data_gbps, rel=1e-12)
+        baud = re.search(r"([\d.]+) GBd", link.encoding)
+        if baud is not None:
+            assert modulation == "PAM4", link.id
+            assert 2 * float(baud.group(1)) == pytest.approx(link.lane_signalling_Bps * 8 / GB)
