@@ -1401,3 +1401,24 @@ def test_network_port_rates_follow_from_their_lanes_and_line_code(
         if baud is not None:
             assert modulation == "PAM4", link.id
             assert 2 * float(baud.group(1)) == pytest.approx(link.lane_signalling_Bps * 8 / GB)
+
+
+def test_every_source_says_where_a_reader_finds_it() -> None:
+    """A source a reader can look up names a web address or repository path, a paper (arXiv id,
+    or venue and year), or a document number or section; one that is not at hand says it was
+    recalled or that there is none. A review found nvlink5's per-pair figure credited to
+    'NVIDIA Blackwell architecture technical brief' alone, with nowhere to read it."""
+    findable = re.compile(
+        r"https?://|\b[\w-]+(\.[\w-]+)+/\S|\barXiv:\d|\b(SIGCOMM|NSDI|ISCA|OSDI) \d{4}\b"
+        r"|\b(section|Table) [\dA-Z]|\bstorage section\b|\bRA-\d|\brecalled\b|no primary source"
+    )
+    data = Path(ibcalc.__file__).parent / "data"
+    unfindable = []
+    for name in ("links.yaml", "switches.yaml"):
+        for section, entries in yaml.safe_load((data / name).read_text(encoding="utf-8")).items():
+            if not isinstance(entries, list):
+                continue
+            for entry in entries:
+                label = f"{name} {section} {entry.get('id', entry.get('system'))}"
+                unfindable += [f"{label}: {s}" for s in entry["sources"] if not findable.search(s)]
+    assert unfindable == []
