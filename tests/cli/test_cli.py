@@ -174,7 +174,8 @@ def test_links_show_prints_latencies_in_their_unit(builtin_catalogue: Catalogue)
 def test_links_show_prints_every_digit_of_the_catalogue_figure() -> None:
     """EDR's lanes signal at 25.78125 Gb/s (4 x 25.78125 = 103.125 Gb/s on the wire for a
     100 Gb/s port, 64b/66b: 100 x 66/64); 'g' formatting had printed 25.7812. Its achievable
-    figure is 12.5 GB/s x 0.975 = 12.1875 GB/s."""
+    figure is 12.5 GB/s x 0.975 = 12.1875 GB/s, per direction as the line rate it derates (it
+    printed a bare 'GB/s' below bidirectional_GBps)."""
     rows = {
         x.split()[0]: x.split()[1:]
         for x in _ok("links", "show", "edr").splitlines()
@@ -182,7 +183,8 @@ def test_links_show_prints_every_digit_of_the_catalogue_figure() -> None:
     }
     assert rows["lane_signalling_Gbps"] == [f"{100 * 66 / 64 / 4:.12g}", "Gb/s"]
     assert rows["lane_signalling_Gbps"][0] == "25.78125"
-    assert rows["achievable_GBps"] == [f"{12.5 * 0.975:.12g}", "GB/s"]
+    assert rows["achievable_GBps"] == [f"{12.5 * 0.975:.12g}", "GB/s", "per", "direction"]
+    assert rows["bidirectional_GBps"] == ["25", "GB/s"]
 
 
 def test_links_show_publishes_every_catalogue_field() -> None:

@@ -614,7 +614,9 @@ def render_link(link: Link, fmt: str = Format.TABLE, stream: TextIO | None = Non
         "per_direction_GBps": " GB/s",
         "per_direction_Gbps": " Gb/s",
         "bidirectional_GBps": " GB/s",
-        "achievable_GBps": " GB/s",
+        # per direction, as per_direction's own name says: beside bidirectional_GBps a bare
+        # "48.75 GB/s" left the reader to guess which
+        "achievable_GBps": " GB/s per direction",
         "lane_signalling_Gbps": " Gb/s",
     }
     rows = []
