@@ -1422,3 +1422,17 @@ def test_every_source_says_where_a_reader_finds_it() -> None:
                 label = f"{name} {section} {entry.get('id', entry.get('system'))}"
                 unfindable += [f"{label}: {s}" for s in entry["sources"] if not findable.search(s)]
     assert unfindable == []
+
+
+def test_a_low_confidence_link_says_why(builtin_catalogue: Catalogue) -> None:
+    """`links show` prints a link's confidence beside its notes; a low one whose notes do not say
+    what is weak (assumed, recalled, unverified, from one example) leaves the reader to guess
+    whether the rate or the efficiency is in doubt. A review found ualink-200g low with rates
+    from the specification and no word why."""
+    reason = re.compile(
+        r"assum|unverified|recalled|from memory|no primary|\(L\)|confidence is low|treat them as",
+        re.IGNORECASE,
+    )
+    low = [link for link in builtin_catalogue.links if link.confidence.value == "low"]
+    assert len(low) >= 10
+    assert [link.id for link in low if not reason.search(link.notes)] == []
