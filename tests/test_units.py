@@ -546,11 +546,14 @@ def test_property_any_size_round_trips_within_four_digits(size: int) -> None:
         (50e9, "50.0 GB/s"),
         (450e9, "450 GB/s"),
         (1.25e9, "1.25 GB/s"),
-        (1e6, "1 MB/s"),
+        # three significant figures below 1 GB/s too: 1001 B in 30.3 us had read '33 MB/s'
+        # beside '1.00 GB/s'
+        (1e6, "1.00 MB/s"),
+        (33.03e6, "33.0 MB/s"),
         # below 1 MB/s in kB/s: a 1 kB/s target had read ">= 0.001 MB/s"
-        (1e3, "1 kB/s"),
+        (1e3, "1.00 kB/s"),
         (250e3, "250 kB/s"),
-        (999.7e3, "1 MB/s"),
+        (999.7e3, "1.00 MB/s"),
         # the unit and precision follow the rounded value
         (999.7e6, "1.00 GB/s"),
         (9.997e9, "10.0 GB/s"),
@@ -559,6 +562,15 @@ def test_property_any_size_round_trips_within_four_digits(size: int) -> None:
 )
 def test_format_bandwidth(bw: float, text: str) -> None:
     assert format_bandwidth(bw) == text
+
+
+@pytest.mark.parametrize(
+    ("bw", "text"),
+    [(1e6, "1 MB/s"), (33e6, "33 MB/s"), (1e3, "1 kB/s"), (999.7e3, "1 MB/s"), (50e9, "50.0 GB/s")],
+)
+def test_format_bandwidth_bare_for_limits(bw: float, text: str) -> None:
+    # a limit quoted in a message keeps its bare form ('at least 1 MB/s'); GB/s is unchanged
+    assert format_bandwidth(bw, zeros=False) == text
 
 
 @given(

@@ -587,8 +587,11 @@ def fixed(value: float, decimals: int) -> str:
     return f"{exact:f}"
 
 
-def format_bandwidth(bw_Bps: float) -> str:
-    """Format a bandwidth in GB/s (10^9 bytes per second), the nccl-tests unit."""
+def format_bandwidth(bw_Bps: float, *, zeros: bool = True) -> str:
+    """Format a bandwidth in GB/s (10^9 bytes per second), the nccl-tests unit. Three
+    significant figures in every unit (``33.0 MB/s`` beside ``1.00 GB/s``; MB/s had dropped
+    its trailing zeros, ``33 MB/s``), unless ``zeros=False`` drops them below 1 GB/s: a limit
+    quoted in a message (``at least 1 MB/s``)."""
     gbs = bw_Bps / GB
     # each unit and precision picked after rounding: 99.97 GB/s is 100 GB/s, not 100.0;
     # 999.7 MB/s is 1.00 GB/s, not 1000 MB/s
@@ -599,9 +602,9 @@ def format_bandwidth(bw_Bps: float) -> str:
     if gbs >= 0.9995:
         return f"{fixed(gbs, 2)} GB/s"
     if bw_Bps / MB >= 0.9995 or bw_Bps <= 0:
-        return f"{format_number(bw_Bps / MB)} MB/s"
+        return f"{format_number(bw_Bps / MB, zeros=zeros)} MB/s"
     # below 1 MB/s in kB/s (a 1 kB/s target had read ">= 0.001 MB/s")
-    return f"{format_number(bw_Bps / 1e3)} kB/s"
+    return f"{format_number(bw_Bps / 1e3, zeros=zeros)} kB/s"
 
 
 def format_us(value_us: float) -> str:

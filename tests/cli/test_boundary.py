@@ -477,6 +477,11 @@ WHOLE_EST = f"is not a whole number (write digits, e.g. 4; {EST_SEE}"
             "--storage-fabric '100' is a number without a unit (write bits as 400Gb/s or "
             f"400Gbps, bytes as 50GB/s; {CHECKPOINT_SEE}",
         ),
+        # a limit keeps its bare form, where a figure prints three digits ('1.00 MB/s')
+        (
+            [*CHECKPOINT, "--storage-fabric", "0.5MB/s"],
+            f"--storage-fabric '0.5MB/s' is out of range (at least 1 MB/s; {CHECKPOINT_SEE}",
+        ),
         (
             [*CHECKPOINT, "--storage-fabric", "0GB/s"],
             f"--storage-fabric '0GB/s' is zero; give a rate above zero {CHECKPOINT_HELP}",

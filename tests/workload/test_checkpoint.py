@@ -118,6 +118,13 @@ def test_fabric_bound(test_catalogue: Catalogue) -> None:
     assert result.save.time_s == pytest.approx(8.1)
 
 
+def test_fabric_limit_is_quoted_bare() -> None:
+    # a limit keeps its bare form ('at least 1 MB/s'), where a figure prints '1.00 MB/s'
+    with pytest.raises(WorkloadError) as err:
+        CheckpointSpec(model=find_model("llama3-8b"), storage="aws-s3", fabric_Bps=5e5)
+    assert str(err.value) == "fabric_Bps 500 kB/s: must be at least 1 MB/s"
+
+
 def test_optimizer_state_and_restore_replicas(test_catalogue: Catalogue) -> None:
     # + 12 bytes per parameter: 405e9 x 12 = 4.86 TB; restore reads the weights per replica
     result = _to_test_storage(test_catalogue, "llama3-405b", optimizer=True, replicas=4)

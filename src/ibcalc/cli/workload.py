@@ -630,7 +630,7 @@ def checkpoint_command(
             storage_fabric,
             lambda raw: parse_bandwidth(raw, what="--storage-fabric"),
             field=(CheckpointSpec, "fabric_Bps"),
-            show=format_bandwidth,
+            show=lambda bw: format_bandwidth(bw, zeros=False),  # a limit, bare
         ),
         part_bytes=measured_option(
             "--part-size",

@@ -61,7 +61,8 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 _UNITS = (("_Bps", " B/s"), ("_bytes", " B"), ("_s", " s"))
 #: The same fields printed as the output prints them.
 _FORMATS: tuple[tuple[str, Callable[[float], str]], ...] = (
-    ("_Bps", format_bandwidth),
+    # a limit bare ('at least 1 MB/s'), as a typed value is
+    ("_Bps", lambda bw: format_bandwidth(bw, zeros=False)),
     ("_bytes", format_size),
     (
         "_s",
