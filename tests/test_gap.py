@@ -392,6 +392,21 @@ def test_gap_json_gives_the_dtype_of_its_allreduce() -> None:
     assert {row["allreduce_dtype"] for row in json.loads(table.stdout)} == {"fp32"}
 
 
+def test_gap_text_names_the_dtype_where_it_gives_a_size_alone() -> None:
+    """The slowdown line, the TP line and the pairings table's title (over its '1 GB inside'
+    headers) name the all-reduce's dtype: with --tp the 1 GB fp32 slowdown line sat over the
+    TP line's 64 MB in bf16, neither saying which."""
+    one = runner.invoke(app, ["gap", "--system", "dgx-h100", "--tp", "8"], env={"COLUMNS": "200"})
+    table = runner.invoke(app, ["gap"], env={"COLUMNS": "200"})
+    assert one.exit_code == table.exit_code == 0, one.stderr + table.stderr
+    lines = one.stdout.splitlines()
+    assert "slowdown across nodes: 9.86x (1 GB all-reduce in fp32)" in lines
+    assert any(x.startswith("TP=8 all-reduce of 64 MB in bf16: 258 us on the") for x in lines)
+    assert table.stdout.startswith(
+        "scale-up vs scale-out bandwidth per GPU, per direction (1 GB all-reduce in fp32: "
+    )
+
+
 def test_a_tp_size_of_no_whole_elements_is_said_rounded(cat: Catalogue) -> None:
     """--tp-size 1001 in bf16 is 500.5 elements: nccl-tests runs 500, 1000 B, and the what-if
     says so as 'allreduce --size 1001' does (it had become 1000 B unsaid); a whole size says
@@ -693,7 +708,8 @@ def test_slowdown_line_says_when_a_one_gpu_node_keeps_more_than_its_share() -> N
         "each one-GPU node keeps 1 NIC, 8.00x the per-GPU share in the ratio above)"
     )
     plain = CliRunner().invoke(app, ["gap", "--intra", "nvlink4", "--inter", "ndr"])
-    assert "slowdown across nodes: 9.86x (1 GB all-reduce)" in plain.output  # one NIC per GPU
+    # one NIC per GPU
+    assert "slowdown across nodes: 9.86x (1 GB all-reduce in fp32)" in plain.output
 
 
 @pytest.mark.parametrize("columns", [40, 50, 60, 69, 70, 80, 100])

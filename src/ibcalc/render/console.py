@@ -1227,9 +1227,12 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
     from ibcalc.engine.types import COST_PARAMETERS_NOTE
 
     console = _console(stream)
+    # the dtype of the all-reduce the time columns' headers name by its size alone ('1 GB
+    # inside'): every pairing's is the same
+    dtypes = " or ".join(sorted({r["allreduce_dtype"] for r in rows}))
     table = Table(
         title="scale-up vs scale-out bandwidth per GPU, per direction "
-        "(1 GB all-reduce: 1 node x 8 GPUs inside vs 8 nodes x 1 GPU across)",
+        f"(1 GB all-reduce in {dtypes}: 1 node x 8 GPUs inside vs 8 nodes x 1 GPU across)",
         box=box.SIMPLE_HEAD,
         title_justify="left",
         collapse_padding=True,
@@ -1430,14 +1433,16 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     )
     console.print(
         Text(
-            f"slowdown across {unit}s: {format_ratio(data['slowdown'])} (1 GB all-reduce{more})",
+            f"slowdown across {unit}s: {format_ratio(data['slowdown'])} "
+            f"({format_size(data['allreduce_size_bytes'])} all-reduce in "
+            f"{data['allreduce_dtype']}{more})",
             style="bold",
         )
     )
     if tp is not None:
         console.print(
             Text(
-                f"TP={tp['tp']} all-reduce of {format_size(tp['size_bytes'])}: "
+                f"TP={tp['tp']} all-reduce of {format_size(tp['size_bytes'])} in {tp['dtype']}: "
                 f"{format_time(tp['inside_s'])} on the scale-up link vs "
                 f"{format_time(tp['across_s'])} across {tp['tp']} {unit}s, "
                 f"{format_ratio(tp['slowdown'])} slower",
