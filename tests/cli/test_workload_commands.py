@@ -1249,6 +1249,29 @@ def test_workload_output_fits_a_narrow_page_and_says_what_it_leaves_out(name: st
         check_left_out_below(page, full)
 
 
+def test_a_narrow_checkpoint_leaves_out_the_rate_before_the_limit_wraps_word_by_word() -> None:
+    """At 60 columns an S3 checkpoint kept its rate column and squeezed the limit beside it to
+    its longest word (10 characters), so its six rows took 48 lines; the rate now goes where
+    the limit would be narrower than 28 characters: the limit gets 20 and the rows 26 lines,
+    and the footnote names the 78 columns that show the rate with a 28-character limit."""
+    argv = ["checkpoint", "--model", "llama3-405b", "--storage", "aws-s3", "--nodes", "16"]
+    argv += ["--system", "dgx-h100", "--storage-link", "roce-400g"]
+    narrow = runner.invoke(APP, argv, env={"COLUMNS": "60"})
+    assert narrow.exit_code == 0, narrow.output
+    lines = narrow.stdout.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.lstrip().startswith("─"))
+    body = lines[rule + 1 : lines.index("", rule)]
+    assert len(body) == 26
+    assert lines[rule - 1].split() == ["transfer", "bytes", "bound", "time", "limit"]
+    assert body[0].endswith(" 16 nodes x 1 x")
+    said = " ".join(narrow.stdout.split())
+    assert "the rate column is left out at 60 columns (78 or more show it;" in said
+    wide = runner.invoke(APP, argv, env={"COLUMNS": "78"}).stdout.splitlines()
+    header = next(line for line in wide if line.lstrip().startswith("transfer"))
+    assert header.split() == ["transfer", "bytes", "bound", "rate", "time", "limit"]
+    assert not any("left out" in line for line in wide)
+
+
 def test_a_layout_search_too_wide_when_closed_up_leaves_out_the_micro_batches() -> None:
     """16,384 GPUs with cp 2: the search's table with every column, one space apart, needs 62
     columns (3-digit tp and dp, 4-digit M); a 60-column page leaves out M, which the title works

@@ -392,14 +392,19 @@ def _level(spans: list[tuple[int, int]], budget: int) -> list[int]:
     return widths
 
 
-def whole_width(console: Console, table: Table) -> int:
+def whole_width(console: Console, table: Table, *, room: Mapping[str, int] | None = None) -> int:
     """The narrowest ``table`` can be with no figure broken or cut and no word split (see
-    :func:`fit_columns`); 0 for a table left to rich."""
+    :func:`fit_columns`); 0 for a table left to rich. ``room`` keeps a wrapping column, by its
+    header, at least that wide (or as wide as its longest line, if that is less): a column of
+    prose squeezed to its longest word wraps each row over many lines."""
     measured = _spans(console, table)
     if measured is None:
         return 0
     spans, _, overhead = measured
-    return sum(low for low, _ in spans) + overhead
+    wants = [(room or {}).get(_header(column), 0) for column in table.columns]
+    return (
+        sum(max(low, min(high, w)) for (low, high), w in zip(spans, wants, strict=True)) + overhead
+    )
 
 
 def fit_columns(console: Console, table: Table, page: int) -> int:
