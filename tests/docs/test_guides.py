@@ -210,6 +210,26 @@ def test_workload_guide_wan_figures_are_current_output() -> None:
     assert f"(at least 62 s, {int8} printed)" in guide
 
 
+def test_workload_guide_gives_a_storage_transfers_bytes_per_gpu_as_printed() -> None:
+    """docs/workload.md called every phase's JSON bytes_per_gpu an integer; a checkpoint's save
+    and restore give each rank's share of their bytes, a float (112 GB over 24 ranks is not
+    whole bytes). The guide's example is the JSON the tool prints."""
+    import json
+
+    guide = _words(_doc("workload.md"))
+    said = re.search(r"\(Llama 3 8B with Adam, 112 GB from 24 ranks: `([0-9.]+)`\)", guide)
+    assert said is not None
+    args = ["checkpoint", "--model", "llama3-8b", "--storage", "aws-s3", "--nodes", "3"]
+    code, output = _run([*args, "--system", "dgx-h100", "--optimizer", "--format", "json"])
+    assert code == 0, output
+    data = json.loads(output)
+    assert (data["ranks"], data["save"]["bytes"]) == (24, 112e9)
+    (save,) = [p for p in data["phases"] if p["name"] == "save"]
+    assert save["collective"] is None
+    assert type(save["bytes_per_gpu"]) is float
+    assert save["bytes_per_gpu"] == float(said.group(1)) == pytest.approx(112e9 / 24)
+
+
 def test_workload_guide_layout_search_example_is_current_output() -> None:
     """docs/workload.md's example of a --tflops layout search: DeepSeek-V3 on 32 DGX H100 at 300
     TFLOP/s. It had said `tp 8, pp 32, ep 1` ranks first; that layout has the fastest step but
