@@ -357,6 +357,26 @@ def test_infer_table_gives_the_prompt_s_kv_cache_with_its_length() -> None:
     )
 
 
+def test_infer_kv_row_counts_the_copies_of_heads_past_kv_heads() -> None:
+    """Llama 3 70B on tp 16: 8 KV heads on 16 GPUs, each head kept on 16 / 8 = 2 of them. One
+    1,024-token prompt's cache is 80 x 8 x 128 x 2 x 2 x 1,024 = 320 MiB once, 640 MiB with
+    its copies: the row had said '320 MiB ... over all GPUs'. The memory row agrees: 1,280
+    tokens x 327,680 B x 2 copies / 16 GPUs = 50.0 MiB per GPU. At tp 8 nothing is copied."""
+    assert 80 * 8 * 128 * 2 * 2 * 1024 == 320 * 2**20
+    assert 1280 * 327_680 * 2 / 16 == 50 * 2**20
+    args = ["infer", "--model", "llama3-70b", "--system", "dgx-h100"]
+    result = runner.invoke(APP, [*args, "--tp", "16"])
+    assert result.exit_code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert (
+        "327,680 B per token (bf16), 320 MiB for one request's 1,024-token prompt, 640 MiB over "
+        "all GPUs: each of its 8 KV heads is kept on 2 of the 16 tensor-parallel GPUs" in text
+    )
+    assert "weights 8.15 GiB + KV cache 50.0 MiB" in text
+    eight = " ".join(runner.invoke(APP, [*args, "--tp", "8"]).stdout.split())
+    assert "320 MiB for one request's 1,024-token prompt over all GPUs dominant tier" in eight
+
+
 def test_infer_memory_line_keeps_three_figures_in_each_size() -> None:
     # llama3-70b at tp 16 on DGX H100, 168 sequences of 1,024 + 256 tokens: the KV cache is
     # 168 x 1,280 x 327,680 B / 8 (8 KV heads over 16 ranks: each holds one head, copied twice)

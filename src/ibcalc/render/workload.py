@@ -8,6 +8,7 @@ caller's name for it, e.g. ``--tp``) fills the ``{field}`` marks of warnings and
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -331,6 +332,22 @@ def _latent_cache_words(tp: int, pp: int) -> str:
     return (
         f"over the {pp} pipeline stages, each stage's part whole on each of its {tp} "
         "tensor-parallel GPUs (a latent cache is not split over tp)"
+    )
+
+
+def _copied_heads_words(kv_heads: int | None, tp: int, request_bytes: float, where: str) -> str:
+    """Where one request's KV cache of ``request_bytes`` (each KV head once) sits: over
+    ``where``, and with more tensor-parallel GPUs than KV heads each head on ``tp / kv_heads``
+    of them, the copies counted (Llama 3 70B on tp 16: 320 MiB of one 1,024-token prompt is
+    640 MiB on the GPUs; the row had said '320 MiB ... over all GPUs' where the memory row
+    counts the copies)."""
+    if kv_heads is None or tp <= kv_heads:
+        return f" over {where}"
+    share = tp / kv_heads
+    on = f"{share:g}" if share.is_integer() else f"{math.floor(share)} or {math.ceil(share)}"
+    return (
+        f", {memory_size(request_bytes * share)} over {where}: each of its {kv_heads} KV heads "
+        f"is kept on {on} of the {tp} tensor-parallel GPUs"
     )
 
 
@@ -882,17 +899,21 @@ def render_infer(
     if result.kv_bytes_per_token is not None:
         kv = f"{result.kv_bytes_per_token:,.0f} B per token ({spec.kv_dtype.value})"
         if result.kv_bytes_per_request is not None:
+            where = "all GPUs" if spec.ep == 1 else "the GPUs of the attention group serving it"
             kv += (
                 f", {memory_size(result.kv_bytes_per_request)} for one request's "
-                f"{spec.prompt_tokens:,}-token prompt "
+                f"{spec.prompt_tokens:,}-token prompt"
                 # a latent (MLA) cache is kept whole on every tensor-parallel rank: the figure
                 # is each GPU's copy, not a total split over them (a review)
                 + (
-                    _latent_cache_words(spec.tp, spec.pp)
+                    " " + _latent_cache_words(spec.tp, spec.pp)
                     if spec.model.kv_elements_per_layer is not None and spec.tp > 1
-                    else "over all GPUs"
-                    if spec.ep == 1
-                    else "over the GPUs of the attention group serving it"
+                    else _copied_heads_words(
+                        spec.model.kv_heads or spec.model.heads,
+                        spec.tp,
+                        result.kv_bytes_per_request,
+                        where,
+                    )
                 )
             )
         rows.append(("KV cache", kv))
