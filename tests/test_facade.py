@@ -301,6 +301,23 @@ def test_nvls_across_nodes_carries_the_sharp_evidence_note() -> None:
     assert SHARP_EVIDENCE_NOTE not in one.assumptions
 
 
+def test_the_sharp_evidence_note_names_nvls_across_domains_too() -> None:
+    """NVLS across scale-up domains reduces in IB SHARP and carries the same evidence note
+    (allreduce --size 1GB --system dgx-h100 -N 4 --sharp picks nvls/Simple), which had called
+    it 'SHARP (CollNet)' alone; the published runs it cites stay CollNet's."""
+    from ibcalc import estimate
+    from ibcalc.facade import SHARP_EVIDENCE_NOTE
+
+    spec = ClusterSpec(system="dgx-h100", nodes=4, sharp=True)
+    est = estimate(load_catalogue(use_env=False), spec, Collective.ALL_REDUCE, 10**9)
+    assert est.best.algorithm is Algorithm.NVLS
+    assert SHARP_EVIDENCE_NOTE in est.assumptions
+    assert SHARP_EVIDENCE_NOTE.startswith(
+        "IB SHARP (CollNet, and NVLS across scale-up domains) is checked against two published "
+        "CollNet clusters only: 8 x H100 within 6 % from 512 MiB up"
+    )
+
+
 def test_a_what_ifs_busbw_note_gives_the_share_a_node_sends() -> None:
     """8 x DGX H100, 64 MiB, recursive halving-doubling: an all-reduce's two phases send
     2 x (8-1)/8 x S over each node's NICs (the derivation's '2 phases x (N-1)/N x S'), an

@@ -272,7 +272,8 @@ SIZE_ROUNDED_NOTE = "size rounded to"
 #: What an estimate that SHARP (CollNet) carries says of the evidence behind it.
 #: tests/reference/test_published_figures.py re-derives its figures from the published rows.
 SHARP_EVIDENCE_NOTE = (
-    "SHARP (CollNet) is checked against two published clusters only: 8 x H100 within 6 % from "
+    "IB SHARP (CollNet, and NVLS across scale-up domains) is checked against two published "
+    "CollNet clusters only: 8 x H100 within 6 % from "
     "512 MiB up, and 4 x A100 (NCCL not stated, of the 2.12 era) slower than modelled at every "
     "size, 1.8-2.5x from 64 KiB to 16 MiB; read this estimate as the optimistic end "
     "(docs/model.md#collnet-direct-and-chain)"
