@@ -407,6 +407,18 @@ def test_gap_text_names_the_dtype_where_it_gives_a_size_alone() -> None:
     )
 
 
+def test_the_pairings_title_keeps_its_size_with_its_unit_on_a_narrow_page() -> None:
+    """At 60 columns rich broke the pairings table's title between '(1' and 'GB all-reduce';
+    it breaks as every table title with a figure does (render.stream.UnitTitle)."""
+    out = runner.invoke(app, ["gap"], env={"COLUMNS": "60"})
+    assert out.exit_code == 0, out.stderr
+    assert out.stdout.splitlines()[:3] == [
+        "scale-up vs scale-out bandwidth per GPU, per direction",
+        "(1 GB all-reduce in fp32: 1 node x 8 GPUs inside vs 8 nodes",
+        "x 1 GPU across)",
+    ]
+
+
 def test_a_tp_size_of_no_whole_elements_is_said_rounded(cat: Catalogue) -> None:
     """--tp-size 1001 in bf16 is 500.5 elements: nccl-tests runs 500, 1000 B, and the what-if
     says so as 'allreduce --size 1001' does (it had become 1000 B unsaid); a whole size says

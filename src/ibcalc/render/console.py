@@ -34,6 +34,7 @@ from ibcalc.render.stream import (
     PipeConsole,
     TrimmedStream,
     UnitText,
+    UnitTitle,
     columns_left_out,
     drop_columns,
     env_columns,
@@ -1231,8 +1232,11 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
     # inside'): every pairing's is the same
     dtypes = " or ".join(sorted({r["allreduce_dtype"] for r in rows}))
     table = Table(
-        title="scale-up vs scale-out bandwidth per GPU, per direction "
-        f"(1 GB all-reduce in {dtypes}: 1 node x 8 GPUs inside vs 8 nodes x 1 GPU across)",
+        # wrapped as unit_wrap breaks lines: at 60 columns rich had put '(1' over 'GB'
+        title=UnitTitle(
+            "scale-up vs scale-out bandwidth per GPU, per direction "
+            f"(1 GB all-reduce in {dtypes}: 1 node x 8 GPUs inside vs 8 nodes x 1 GPU across)"
+        ),
         box=box.SIMPLE_HEAD,
         title_justify="left",
         collapse_padding=True,
