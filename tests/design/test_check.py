@@ -24,6 +24,7 @@ from ibcalc.cli import main
 from ibcalc.design.check import (
     CollectiveBasis,
     Comparison,
+    DesignCheck,
     Finding,
     GapBasis,
     OversubscriptionBasis,
@@ -1248,6 +1249,50 @@ def test_a_spine_ratio_on_a_two_level_fabric_is_a_warning_at_its_key(
         write(tmp_path, "f.yaml", text.replace("[1, 4]", "[1, 1]")), builtin_catalogue
     )
     assert flat.warnings == []
+
+
+def test_a_ratio_the_switch_cannot_split_exactly_is_a_warning_at_its_key(
+    tmp_path: Path, builtin_catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A leaf ratio p:q with p + q over the radix is built smaller (docs/design-files.md, leaf
+    port split: d = floor(k o / (1 + o)), u = ceil(d / o)) and the collectives are priced at
+    it. 8 DGX H100 (64 endpoints) at 20:1 on 8-port switches: d = floor(8 x 20/21) = 7, u = 1,
+    7:1; 64 of them at 1.33 (133:100) on 64 ports: d = floor(64 x 1.33/2.33) = 36,
+    u = ceil(36/1.33) = 28, 9:7 = 1.29:1. Both had been sized and priced so without a word;
+    2:1 splits exactly."""
+
+    def checked(nodes: int, radix: int, ratio: str) -> DesignCheck:
+        fabric = f"{{radix: {radix}, oversubscription: {ratio}, rail_optimized: false}}"
+        body = f"name: x\nnodes: {nodes}\nsystem: dgx-h100\nfabric: {fabric}\n"
+        path = write(
+            tmp_path,
+            f"x{nodes}-{radix}-{ratio}.yaml",
+            body + "requirements: [gap: {max_ratio: 100}]",
+        )
+        return check_design(path, builtin_catalogue)
+
+    narrow = checked(8, 8, "20")
+    assert narrow.resolved.fabric is not None
+    assert narrow.resolved.fabric.oversubscription[0] == 7.0
+    (warning,) = narrow.warnings
+    assert (warning.line, warning.col) == (4, 20)  # the oversubscription key
+    assert warning.message == (
+        "fabric.oversubscription: the leaf ratio 20:1 has no exact split on 8-port switches "
+        "(20 down per 1 up needs 21 ports): split 7 down / 1 up, 7:1, the nearest under it; "
+        "the predictions use 7:1"
+    )
+    wide = checked(64, 64, "1.33")  # 512 endpoints: two levels of 64 ports
+    assert wide.resolved.fabric is not None
+    assert wide.resolved.fabric.oversubscription[0] == 36 / 28
+    (warning,) = wide.warnings
+    assert "(133 down per 100 up needs 233 ports): split 36 down / 28 up, 1.29:1" in (
+        warning.message
+    )
+    # design show says it among the fabric's notes
+    code, out, _ = run(["design", "show", str(tmp_path / "x64-64-1.33.yaml")], capsys)
+    assert code == 0
+    assert "the leaf ratio 1.33:1 has no exact split on 64-port switches" in out
+    assert checked(8, 8, "2").warnings == []
 
 
 def test_a_resized_nvl72_and_an_uneven_nic_count_are_warnings_at_their_keys(

@@ -363,6 +363,21 @@ def test_leaf_split(k: int, o: float, down: int, up: int) -> None:
     assert leaf_split(k, o) == (down, up)
 
 
+def test_a_ratio_with_no_exact_split_is_said_in_the_notes() -> None:
+    """p + q over the radix: d = floor(k o/(1+o)), u = ceil(d/o), a smaller ratio
+    (docs/design-files.md#leaf-port-split). 16 nodes x 8 rails at 20:1 on 16 ports: d =
+    floor(16 x 20/21) = 15, u = 1, 15:1, which the sizing had used without a note; 2:1 (10 / 5)
+    is exact and says nothing of it."""
+    sizing = size_fat_tree(16, 8, 16, oversubscription=20, rail_optimized=False)
+    assert (sizing.leaf_down, sizing.leaf_up) == (15, 1)
+    assert (
+        "the leaf ratio 20:1 has no exact split on 16-port switches (20 down per 1 up needs 21 "
+        "ports): split 15 down / 1 up, 15:1, the nearest under it"
+    ) in sizing.notes
+    exact = size_fat_tree(16, 8, 16, oversubscription=2, rail_optimized=False)
+    assert not any("no exact split" in note for note in exact.notes)
+
+
 def test_an_even_spine_count_that_costs_spines_says_what_uneven_links_would_need() -> None:
     """2:1 on QM9700 (64 ports): leaves of 42 down / 21 up; 168 DGX H100 (1,344 endpoints, 4
     SUs of 42) fill 32 leaves. NVIDIA's rule takes the smallest divisor of 21 at or above

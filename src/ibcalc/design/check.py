@@ -69,7 +69,7 @@ from ibcalc.errors import (
     expect_type,
     fill_fields,
 )
-from ibcalc.fabric.sizing import CheaperSplit, FabricSizing, size_fat_tree
+from ibcalc.fabric.sizing import CheaperSplit, FabricSizing, inexact_split, size_fat_tree
 from ibcalc.fabric.switches import SwitchModel, find_switch, node_cages
 from ibcalc.facade import (
     NCCL_TESTS_BUFFERS,
@@ -1314,7 +1314,8 @@ def evaluate(
 def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationProblem]:
     """Settings of the file the cluster cannot honour, each at its key: ``fabric.sharp: true``
     on a fabric without SHARP, a spine ratio in ``fabric.oversubscription`` on a fabric sized to
-    fewer than three levels, ``nvls: true`` on a scale-up link without NVLink SHARP. The
+    fewer than three levels, a tier's ratio the switch cannot split exactly (built smaller),
+    ``nvls: true`` on a scale-up link without NVLink SHARP. The
     check still runs (without them), but a setting silently dropped would make a passing CI
     gate claim something about a cluster that is not the one written."""
     problems = _Problems(doc)
@@ -1343,6 +1344,20 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
             f"{sizing.tiers} switch level{'s' if sizing.tiers != 1 else ''}, no spine uplinks; "
             "the predictions are without it (fabric.tiers: 3 builds a core)",
         )
+    if sizing is not None and ratios:
+        # a ratio the switch cannot split exactly is built smaller (20:1 on 8 ports as 7:1),
+        # and the collectives are priced at what is built: said, as for the spine ratio above
+        for tier, index, d, u, built in (
+            ("leaf", 0, sizing.leaf_down, sizing.leaf_up, sizing.tiers > 1),
+            ("spine", 1, sizing.spine_down, sizing.spine_up, sizing.tiers == 3),
+        ):
+            if built and index < len(ratios):
+                words = inexact_split(tier, sizing.radix, ratios[index], d, u)
+                if words is not None:
+                    problems.add(
+                        ("fabric", "oversubscription"),
+                        f"{words}; the predictions use {d / u:.3g}:1",
+                    )
     bws = per_gpu_bandwidths(cluster.topology)
     host, achievable = _gap_cap(resolved, bws)
     for index, item in enumerate(design.requirements):

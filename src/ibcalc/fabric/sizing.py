@@ -79,6 +79,7 @@ __all__ = [
     "PortMode",
     "SwitchModel",
     "find_switch",
+    "inexact_split",
     "leaf_split",
     "size_fat_tree",
     "smallest_divisor_at_least",
@@ -142,6 +143,21 @@ def leaf_split(radix: int, oversubscription: float) -> tuple[int, int]:
     down = max(1, min(down, radix - 1))
     up = max(1, math.ceil(down / o))
     return down, up
+
+
+def inexact_split(tier: str, radix: int, asked: float, down: int, up: int) -> str | None:
+    """Words for a ``tier`` (``leaf``, ``spine``) whose ``asked`` down:up ratio has no exact
+    split on ``radix`` ports, so that :func:`leaf_split` built ``down`` / ``up``, a smaller ratio;
+    None where the split is exact. 20:1 on 8-port switches had been sized and priced as 7:1, and
+    1.33:1 on 64 ports as 36 / 28 (1.29:1), without a word."""
+    o = _ratio(asked)
+    if Fraction(down, up) == o:
+        return None
+    return (
+        f"the {tier} ratio {asked:.6g}:1 has no exact split on {radix}-port switches "
+        f"({o.numerator} down per {o.denominator} up needs {o.numerator + o.denominator} ports): "
+        f"split {down} down / {up} up, {down / up:.3g}:1, the nearest under it"
+    )
 
 
 @dataclass(frozen=True)
@@ -455,6 +471,16 @@ def size_fat_tree(
     )
     args_out = _Outputs(port_Bps, ports_per_cage, node_cages_per_node, ratios)
     sizing = _sized(args, args_out, tiers, o)
+    inexact = [
+        words
+        for tier, asked, down, up, built in (
+            ("leaf", leaf_o, sizing.leaf_down, sizing.leaf_up, sizing.tiers > 1),
+            ("spine", spine_o, sizing.spine_down, sizing.spine_up, sizing.tiers == 3),
+        )
+        if built and (words := inexact_split(tier, radix, asked, down, up)) is not None
+    ]
+    if inexact:
+        sizing = dataclasses.replace(sizing, notes=(*sizing.notes, *inexact))
     if not extra_endpoints:
         return sizing
     # what the extra endpoints cost: a switch gate failing for them had said nothing of them,
