@@ -604,18 +604,27 @@ def test_design_problems_of_every_kind_in_one_run(
     assert "needs a unit" in lines[3]
 
 
+def show_example_at(
+    name: str, width: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """``design show`` of ``examples/name`` on a page ``width`` columns wide, every line of it
+    within the page."""
+    example = Path(__file__).resolve().parents[2] / "examples" / name
+    monkeypatch.setenv("COLUMNS", str(width))
+    code, out, err = run(["design", "show", str(example)], capsys)
+    assert code == 0, err
+    # a single word longer than the page (the file's path, from a deep checkout) stays whole
+    assert all(len(line) <= width or len(line.split()) == 1 for line in out.splitlines())
+    return out
+
+
 def test_design_show_is_laid_out_for_the_page(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """design show printed lines of up to 150 columns whatever the page; at 80 each line fits,
     a bullet's text continues under its text, and no number parts from its unit."""
-    example = Path(__file__).resolve().parents[2] / "examples" / "roce-400g-2to1.yaml"
-    monkeypatch.setenv("COLUMNS", "80")
-    code, out, err = run(["design", "show", str(example)], capsys)
-    assert code == 0, err
+    out = show_example_at("roce-400g-2to1.yaml", 80, capsys, monkeypatch)
     lines = out.splitlines()
-    # a single word longer than the page (the file's path, from a deep checkout) stays whole
-    assert all(len(line) <= 80 or len(line.split()) == 1 for line in lines)
     # 16 leaves x 40 uplinks over 5 spines: 8 links per leaf-spine pair
     assert "8 links per leaf-spine pair" in " ".join(out.split())
     # the bisection is the uplinks' 640 / 2 x 50 GB/s, for any traffic: rail-aligned traffic
@@ -631,6 +640,22 @@ def test_design_show_is_laid_out_for_the_page(
     (i,) = [i for i, line in enumerate(lines) if line.startswith("  - leaf uses 80 down")]
     assert lines[i + 1].startswith("    ")
     assert not lines[i + 1].startswith("     ")
+
+
+def test_design_show_continues_a_wrapped_line_inside_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 60 columns a wrapped line that is not a bullet continues four columns in from its
+    start: under its start, the rest of 'fabric: fat tree, 2 switch levels, qm9700 as 64 x'
+    had stood at the margin like a line of its own ('400 Gb/s ports, rail-optimized'), and
+    the scale-up row's rest at the rows' own indent."""
+    lines = show_example_at("dgx-h100-superpod-su-ndr.yaml", 60, capsys, monkeypatch).splitlines()
+    (i,) = [i for i, line in enumerate(lines) if line.startswith("fabric: fat tree")]
+    assert lines[i + 1] == "    400 Gb/s ports, rail-optimized"
+    (j,) = [j for j, line in enumerate(lines) if line.startswith("    scale-up   nvlink4")]
+    assert lines[j + 1] == "        line, 371 GB/s achievable, NVLS 309 GB/s"
+    (k,) = [k for k, line in enumerate(lines) if line.startswith("  bisection: ")]
+    assert lines[k + 1].startswith("      narrowest tier boundary")
 
 
 def test_design_show_words_for_one_leaf_one_switch_and_a_large_bisection(

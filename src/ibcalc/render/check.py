@@ -1267,13 +1267,15 @@ def render_design_text(resolved: ResolvedDesign) -> str:
 
 
 def hanging(line: str, width: int) -> str:
-    """``line`` wrapped to ``width`` under its own start (a bullet's text under its text), never
-    parting a number from its unit: ``design show`` had printed lines of 150 columns and more
-    on an 80-column page."""
+    """``line`` wrapped to ``width``, never parting a number from its unit: ``design show`` had
+    printed lines of 150 columns and more on an 80-column page. A bullet's text continues under
+    its text, any other line's four columns in from its start: under its own start, the rest of
+    ``fabric: fat tree, ... 400 Gb/s`` had read as a line of its own, ``ports, rail-optimized``
+    at the margin, and the scale-up row's ``371 GB/s achievable`` as the next row."""
     if len(line) <= width:
         return line
     text = line.lstrip(" ")
     indent = len(line) - len(text)
-    under = indent + (2 if text.startswith("- ") else 0)
+    under = indent + (2 if text.startswith("- ") else 4)
     first, *rest = unit_wrap(text, max(20, width - under)).split("\n")
     return "\n".join([" " * indent + first, *(" " * under + part for part in rest)])
