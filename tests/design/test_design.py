@@ -158,6 +158,33 @@ def test_a_wan_key_says_sites_are_a_command_line_what_if(key: str) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("key", "where"),
+    [("inter: wan-100g", "4:1: inter"), ("fabric: {link: wan10g}", "4:10: fabric.link")],
+)
+def test_a_wan_link_as_the_scale_out_link_says_sites_are_a_command_line_what_if(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, where: str
+) -> None:
+    """Two sites written as 'inter: wan-100g' had been told only that a WAN joins sites, not
+    nodes, with no word that a design file has no sites, as 'sites: 2' is told; design show
+    too."""
+    path = tmp_path / "two-sites.yaml"
+    path.write_text(
+        f"name: x\nnodes: 2\nsystem: dgx-h100\n{key}\n"
+        "requirements:\n  - allreduce: {size: 1GB, max_time: 1s}\n"
+    )
+    link = "wan-100g" if "100g" in key else "wan-10g"  # an alias is said by its id
+    for command in (["check"], ["design", "show"]):
+        code, _, err = run([*command, str(path)], capsys)
+        assert code == 2
+        assert err == (
+            f"error: {path}:{where}: {link} is a wan link; use a scale-out link (a WAN joins "
+            "sites, not nodes); design files have no WAN keys: sites are a what-if of the "
+            "estimate and workload commands (ibcalc allreduce ... --sites N --wan LINK, with "
+            "--wan-links, --distance or --rtt)\n"
+        )
+
+
 @pytest.mark.parametrize("where", ["fabric:\n  rails: 8\n", "rails: 8\n"])
 def test_rails_are_told_to_be_nics_per_node(where: str) -> None:
     """'fabric.rails' had been offered "did you mean radix?" (review DJ): a rail is a NIC of

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from ibcalc.booleans import expect_bool
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
-from ibcalc.catalogue.models import Catalogue
+from ibcalc.catalogue.models import Catalogue, LinkKind
 from ibcalc.cluster.bandwidths import PerGpuBandwidths, per_gpu_bandwidths
 from ibcalc.cluster.resolve import (
     ClusterSpec,
@@ -47,6 +47,7 @@ from ibcalc.design.schema import (
     ELSEWHERE_KEYS,
     FIELD_PATHS,
     KNOWN_KEYS,
+    WAN_WORDS,
     CollectiveTarget,
     Design,
     GapTarget,
@@ -302,6 +303,10 @@ def name_problems(doc: Document, catalogue: Catalogue | None) -> list[Validation
             problems.add(path, str(exc))
             continue
         problem = link_role_problem(link, role)
+        if problem and role == "inter" and link.kind is LinkKind.WAN:
+            # 'inter: wan-100g' told only that a WAN joins sites, with no word that a design
+            # file has none, as 'sites: 2' is told
+            problem += "; " + WAN_WORDS
         if problem:
             problems.add(path, problem)
     return problems.items

@@ -82,6 +82,7 @@ __all__ = [
     "MAX_REQUIREMENTS",
     "OTHER_KEYS",
     "REQUIREMENT_KEYS",
+    "WAN_WORDS",
     "CollectiveTarget",
     "Design",
     "FabricSpec",
@@ -844,14 +845,15 @@ DESIGN_KEYS: dict[str, str] = {
 }
 
 
-_WAN_WORDS = (
+#: What a design file says of sites: a WAN key, or a WAN link given as its scale-out link.
+WAN_WORDS = (
     "design files have no WAN keys: sites are a what-if of the estimate and workload commands "
     "(ibcalc allreduce ... --sites N --wan LINK, with --wan-links, --distance or --rtt)"
 )
 #: Keys ibcalc takes elsewhere but not in a design file, with what to do instead (``sites`` had
 #: been offered "did you mean inter?").
 ELSEWHERE_KEYS: dict[str, str] = {
-    **dict.fromkeys(("sites", "wan", "wan_links", "distance", "rtt"), _WAN_WORDS),
+    **dict.fromkeys(("sites", "wan", "wan_links", "distance", "rtt"), WAN_WORDS),
     # 'fabric.rails' had been offered "did you mean radix?" (review DJ): a rail is a NIC
     "rails": (
         "a rail is one NIC of each node: give nics_per_node (top level); fabric.rail_optimized "
