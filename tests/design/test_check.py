@@ -1251,6 +1251,37 @@ def test_a_spine_ratio_on_a_two_level_fabric_is_a_warning_at_its_key(
     assert flat.warnings == []
 
 
+def test_a_ratio_on_one_scale_up_domain_is_a_warning_not_a_priced_taper(
+    tmp_path: Path, builtin_catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One GB200 NVL72 rack (18 trays, one 72-GPU NVLink domain) has no network to taper. With
+    a 2:1 fabric on QM9700, check's header had said 'as priced: oversubscription 2:1, cross-leaf
+    1 (every byte crosses the tapered uplinks, the worst case: no switch is named ...)', a
+    switch named and no uplink there, while design show said the ratio was ignored. Now a WARN
+    at the key, and no such line; the 1 GB all-reduce stays NVLink's own."""
+    path = write(
+        tmp_path,
+        "rack.yaml",
+        "name: rack\nnodes: 18\nsystem: gb200-nvl72\n"
+        "fabric: {switch: qm9700, oversubscription: 2}\n"
+        "requirements:\n  - allreduce: {size: 1GB, max_time: 10ms}\n",
+    )
+    checked = check_design(path, builtin_catalogue)
+    (warning,) = checked.warnings
+    assert (warning.line, warning.col) == (4, 26)
+    assert warning.message == (
+        "fabric.oversubscription: 2:1, but the cluster is one scale-up domain with no network: "
+        "not used; the predictions are without it"
+    )
+    code, out, _ = run(["check", str(path)], capsys)
+    assert code == 0
+    assert "as priced" not in out
+    assert "WARN" in out.splitlines()[1]
+    flat = path.read_text().replace(", oversubscription: 2", "")
+    (finding,) = check_design(write(tmp_path, "flat.yaml", flat), builtin_catalogue).findings
+    assert finding.predicted == checked.findings[0].predicted
+
+
 def test_a_ratio_the_switch_cannot_split_exactly_is_a_warning_at_its_key(
     tmp_path: Path, builtin_catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1318,7 +1318,8 @@ def evaluate(
 
 def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationProblem]:
     """Settings of the file the cluster cannot honour, each at its key: ``fabric.sharp: true``
-    on a fabric without SHARP, a spine ratio in ``fabric.oversubscription`` on a fabric sized to
+    on a fabric without SHARP, ``fabric.oversubscription`` on one scale-up domain (no network),
+    a spine ratio in ``fabric.oversubscription`` on a fabric sized to
     fewer than three levels, a tier's ratio the switch cannot split exactly (built smaller),
     ``nvls: true`` on a scale-up link without NVLink SHARP. The
     check still runs (without them), but a setting silently dropped would make a passing CI
@@ -1342,6 +1343,14 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
             )
     sizing = resolved.fabric
     ratios = fabric.oversubscription if fabric is not None else ()
+    if cluster.topology.domains <= 1 and math.prod(ratios) > 1:
+        # one NVL72 rack with a 2:1 fabric had read 'as priced: oversubscription 2:1, ...
+        # every byte crosses the tapered uplinks' in check, 'ignored' in design show
+        problems.add(
+            ("fabric", "oversubscription"),
+            f"{' x '.join(f'{r:g}:1' for r in ratios)}, but the cluster is one scale-up domain "
+            "with no network: not used; the predictions are without it",
+        )
     if sizing is not None and sizing.tiers < 3 and len(ratios) > 1 and ratios[1] != 1:
         problems.add(
             ("fabric", "oversubscription"),
