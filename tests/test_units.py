@@ -962,6 +962,21 @@ def test_plural_takes_es_after_a_sibilant() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("count", "word"),
+    [
+        *[(8, "an"), (11, "an"), (18, "an"), (80, "an"), (800, "an"), (11_000, "an")],
+        *[(18_432, "an"), (1, "a"), (4, "a"), (16, "a"), (72, "a"), (110, "a"), (1024, "a")],
+    ],
+)
+def test_article_reads_the_count_aloud(count: int, word: str) -> None:
+    """'an 8-GPU', 'an 11-GPU', 'an 18,432-GPU' (eighteen thousand ...), 'a 110-GPU' (one
+    hundred ...); a resized preset's note had read 'a 8-GPU pcie4 domain'."""
+    from ibcalc.units import article
+
+    assert article(count) == word
+
+
 def test_json_bytes_prints_a_whole_count_as_an_integer() -> None:
     """gap, the catalogue and the workload JSON print whole byte counts as integers (they had
     printed 85899345920.0), and keep a fraction as it is (a storage share of bytes per GPU)."""

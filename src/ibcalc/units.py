@@ -36,6 +36,7 @@ __all__ = [
     "NS_BELOW_S",
     "UNSIGNED_NUMBER",
     "GiB",
+    "article",
     "as_float",
     "fixed",
     "format_bandwidth",
@@ -684,6 +685,14 @@ def plural(count: int, noun: str) -> str:
     if count == 1:
         return f"{count} {noun}"
     return f"{count} {noun}{'es' if noun.endswith(('s', 'x', 'ch', 'sh')) else 's'}"
+
+
+def article(count: int) -> str:
+    """``a`` or ``an`` before ``count`` read aloud: an 8-GPU, an 11-GPU, an 18,000-GPU, a
+    16-GPU (a resized preset's note had read 'a 8-GPU pcie4 domain')."""
+    digits = str(abs(count))
+    eleven = len(digits) % 3 == 2 and digits[:2] in ("11", "18")
+    return "an" if digits.startswith("8") or eleven else "a"
 
 
 def json_bytes(size_bytes: float) -> int | float:

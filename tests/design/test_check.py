@@ -39,7 +39,7 @@ from ibcalc.design.check import (
 from ibcalc.engine.types import Collective, Estimate
 from ibcalc.errors import ClusterError, DesignError, ValidationProblem
 from ibcalc.facade import estimate_on
-from ibcalc.render.check import design_dict, render_design_text
+from ibcalc.render.check import design_dict, finding_detail, render_design_text
 from ibcalc.yamlio import load_yaml
 
 
@@ -1249,6 +1249,32 @@ def test_a_spine_ratio_on_a_two_level_fabric_is_a_warning_at_its_key(
         write(tmp_path, "f.yaml", text.replace("[1, 4]", "[1, 1]")), builtin_catalogue
     )
     assert flat.warnings == []
+
+
+def test_words_of_a_sized_tier_count_and_a_resized_pcie_node(
+    tmp_path: Path, builtin_catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """16 L40S nodes of 8 GPUs (the preset has 1) on RoCE 100G, an SN5600 at 256 x 100 Gb/s
+    under 2:1 leaves: 128 endpoints fit one switch, so the ratio has no tier and the gate's
+    detail names one level; 64 DGX H100 on QM9700 at 2:1 take two. They had read 'fabric sized
+    with 2 switch level(s)' and 'a 8-GPU pcie4 domain is assumed'."""
+
+    def detail(nodes: int, system: str, extra: str) -> str:
+        body = f"name: x\nnodes: {nodes}\nsystem: {system}\n{extra}"
+        path = write(
+            tmp_path, f"{system}.yaml", body + "requirements: [oversubscription: {max: 1}]"
+        )
+        (finding,) = check_design(path, builtin_catalogue).findings
+        return finding_detail(finding)
+
+    l40s = "gpus_per_node: 8\ninter: roce-100g\nfabric: {switch: sn5600, oversubscription: 2}\n"
+    assert detail(16, "l40s-pcie", l40s) == "fabric sized with 1 switch level"
+    assert detail(64, "dgx-h100", "fabric: {switch: qm9700, oversubscription: 2}\n") == (
+        "fabric sized with 2 switch levels"
+    )
+    code, out, _ = run(["design", "show", str(tmp_path / "l40s-pcie.yaml")], capsys)
+    assert code == 0
+    assert "8 GPUs per node is more than l40s-pcie's 1: an 8-GPU pcie4 domain is assumed" in out
 
 
 def test_a_ratio_on_one_scale_up_domain_is_a_warning_not_a_priced_taper(

@@ -378,6 +378,25 @@ def test_a_ratio_with_no_exact_split_is_said_in_the_notes() -> None:
     assert not any("no exact split" in note for note in exact.notes)
 
 
+def test_notes_count_one_spine_and_one_uplink_in_the_singular() -> None:
+    """16 nodes x 8 rails at 63:1 on 64 ports: leaves of 63 down / 1 up, one SU of 63 nodes
+    and 8 leaves, 8 uplinks on 1 spine. The notes had read '1 spines: smallest divisor of 1
+    uplinks' and 'the leaves keep all 1 uplinks each'; three levels (8 ports at 7:1, 8 nodes)
+    '3 pod(s)'."""
+    sizing = size_fat_tree(16, 8, 64, oversubscription=63)
+    assert (sizing.leaf_down, sizing.leaf_up, sizing.spine_switches) == (63, 1, 1)
+    notes = " | ".join(sizing.notes)
+    assert "1 spine: smallest divisor of 1 uplink >= 8 x 1 / 64; 1 link per leaf-spine pair" in (
+        notes
+    )
+    assert "(16 of its 63 node slots used; the leaves keep their uplink)" in notes
+    three = size_fat_tree(8, 8, 8, oversubscription=7, rail_optimized=False)
+    assert three.tiers == 3
+    assert "3 pods of up to 4 leaves; 3 spines: per pod the smallest divisor of 1 uplink" in (
+        " | ".join(three.notes)
+    )
+
+
 def test_an_even_spine_count_that_costs_spines_says_what_uneven_links_would_need() -> None:
     """2:1 on QM9700 (64 ports): leaves of 42 down / 21 up; 168 DGX H100 (1,344 endpoints, 4
     SUs of 42) fill 32 leaves. NVIDIA's rule takes the smallest divisor of 21 at or above
@@ -590,7 +609,7 @@ def test_three_levels_say_what_uneven_links_would_need() -> None:
     assert sizing.spine_switches == 8 * 16
     core = math.ceil(8 * 16 * (9 * 32 // 16) / 64)  # every spine sends up what it takes in
     assert sizing.core_switches == core == 36
-    note = next(n for n in sizing.notes if "pod(s)" in n)
+    note = next(n for n in sizing.notes if "per pod the smallest divisor" in n)
     assert f"{8 * 9} spines, {72 + 72 + 36} switches in all, would do with uneven links" in note
 
 

@@ -22,7 +22,7 @@ from ibcalc.engine.algorithms.alltoall import torus_ports, torus_shape
 from ibcalc.engine.base import Topology
 from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
 from ibcalc.errors import ClusterError, expect_type
-from ibcalc.units import fixed, format_bandwidth, format_time, plural
+from ibcalc.units import article, fixed, format_bandwidth, format_time, plural
 
 __all__ = [
     "CATALOGUE_OVERRIDES_NOTE",
@@ -523,7 +523,8 @@ def resolve_cluster(
     if resized and system is not None and gpus_per_node > system.scale_up_domain:
         notes.append(
             f"{gpus_per_node} GPUs per node is more than {system.id}'s {system.scale_up_domain}: "
-            f"a {gpus_per_node}-GPU {intra.id if intra else 'scale-up'} domain is assumed"
+            f"{article(gpus_per_node)} {gpus_per_node}-GPU "
+            f"{intra.id if intra else 'scale-up'} domain is assumed"
         )
     elif system is None and intra is not None:
         domain = spec.scale_up_domain or gpus_per_node
@@ -536,9 +537,9 @@ def resolve_cluster(
             # a 1,024-GPU NVLink 4 "node" had been priced at the link's rate with no word, and
             # a tensor-parallel what-if of 1,024 came out faster than one of 16 (review DR)
             notes.append(
-                f"a {domain}-GPU {intra.id} domain is assumed: no preset joins more than "
-                f"{largest.scale_up_domain} GPUs over {intra.id} ({largest.id}), and the link's "
-                "per-GPU rate is taken for all of them"
+                f"{article(domain)} {domain}-GPU {intra.id} domain is assumed: no preset joins "
+                f"more than {largest.scale_up_domain} GPUs over {intra.id} ({largest.id}), and "
+                "the link's per-GPU rate is taken for all of them"
             )
 
     no_nic_preset = system is not None and system.nics_per_node == 0 and spec.inter is None

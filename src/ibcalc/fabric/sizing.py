@@ -746,7 +746,8 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
             # several SUs, the last one's: 33 nodes in 2 SUs of 32; a review)
             + (
                 f" ({a.nodes} of {'its' if plan.su == 1 else 'their'} {slots} node "
-                f"slots used; the leaves keep all {a.u} uplinks each)"
+                f"slots used; the leaves keep "
+                + (f"all {a.u} uplinks each)" if a.u > 1 else "their uplink)")
                 if a.extra == 0 and a.nodes < slots
                 else ""
             )
@@ -759,7 +760,8 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
         spine_ports = plan.leaves * a.u // spines
         fewest = max(1, math.ceil(Fraction(plan.leaves * a.u, a.k)))
         notes.append(
-            f"{spines} spines: smallest divisor of {a.u} uplinks >= {plan.leaves} x {a.u} / "
+            f"{plural(spines, 'spine')}: smallest divisor of {plural(a.u, 'uplink')} >= "
+            f"{plan.leaves} x {a.u} / "
             f"{a.k}; {plural(a.u // spines, 'link')} per leaf-spine pair"
             + (
                 # NVIDIA's rule (even links per pair) reproduces its tables; where it costs
@@ -819,9 +821,10 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
         per_core, ppc
     )
     notes.append(
-        f"{pods} pod(s) of up to {a.sd} leaves"
+        f"{plural(pods, 'pod')} of up to {a.sd} leaves"
         + (" per rail" if a.rail_optimized else "")
-        + f"; {spines} spines: per pod the smallest divisor of {a.u} uplinks >= its leaves x "
+        + f"; {plural(spines, 'spine')}: per pod the smallest divisor of "
+        f"{plural(a.u, 'uplink')} >= its leaves x "
         f"{a.u} / {a.sd} spine down ports"
         + (
             # as with two tiers: where the even-links rule costs spines, say what uneven links

@@ -394,7 +394,7 @@ def finding_detail(f: Finding) -> str:
             else ""
         )
         if basis.source == "sized":
-            return f"fabric sized with {basis.tiers} switch level(s){through}"
+            return f"fabric sized with {plural(basis.tiers or 0, 'switch level')}{through}"
         if basis.source == "declared":
             return f"as declared{through}"
         return "no fabric given: non-blocking"
