@@ -1308,6 +1308,35 @@ def test_a_ratio_on_one_scale_up_domain_is_a_warning_not_a_priced_taper(
     assert finding.predicted == checked.findings[0].predicted
 
 
+def test_an_oversubscription_gate_on_one_scale_up_domain_judges_no_taper(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """The rack above with an oversubscription requirement of 1:1 had failed it 'as declared'
+    (predicted 2:1) beside the warning that the ratio is not used: there is no network for it
+    to taper, and the collectives are priced without it. The gate judges 1:1 and says why."""
+    from ibcalc.render.check import finding_dict
+
+    path = write(
+        tmp_path,
+        "rack.yaml",
+        "name: rack\nnodes: 18\nsystem: gb200-nvl72\n"
+        "fabric: {switch: qm9700, oversubscription: 2}\n"
+        "requirements:\n  - oversubscription: {max: 1}\n",
+    )
+    checked = check_design(path, builtin_catalogue)
+    (finding,) = checked.findings
+    assert finding.predicted == 1.0
+    assert finding.passed
+    assert finding_dict(finding)["detail"] == (
+        "one scale-up domain, no network: fabric.oversubscription not used"
+    )
+    # two racks have a network: the declared ratio is judged as before (2:1 > 1:1)
+    two = path.read_text().replace("nodes: 18", "nodes: 36")
+    (judged,) = check_design(write(tmp_path, "two.yaml", two), builtin_catalogue).findings
+    assert judged.predicted == 2.0
+    assert not judged.passed
+
+
 def test_a_ratio_the_switch_cannot_split_exactly_is_a_warning_at_its_key(
     tmp_path: Path, builtin_catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
 ) -> None:

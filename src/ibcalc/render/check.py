@@ -397,6 +397,8 @@ def finding_detail(f: Finding) -> str:
             return f"fabric sized with {plural(basis.tiers or 0, 'switch level')}{through}"
         if basis.source == "declared":
             return f"as declared{through}"
+        if basis.source == "one-domain":
+            return "one scale-up domain, no network: fabric.oversubscription not used"
         return "no fabric given: non-blocking"
     assert isinstance(basis, SwitchesBasis)
     counts = f"{basis.leaf} leaf + {basis.spine} spine + {basis.core} core"
