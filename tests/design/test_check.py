@@ -1337,6 +1337,27 @@ def test_an_oversubscription_gate_on_one_scale_up_domain_judges_no_taper(
     assert not judged.passed
 
 
+def test_design_show_of_one_scale_up_domain_gives_the_ratio_it_prices(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """design show of one NVL72 rack with a 2:1 fabric had said 'oversubscription fed to the
+    engine 2:1' (JSON 2.0) above 'fabric.oversubscription ignored'; no byte crosses a taper,
+    so it gives 1:1, and two racks keep their 2:1."""
+    text = (
+        "name: rack\nnodes: 18\nsystem: gb200-nvl72\n"
+        "fabric: {switch: qm9700, oversubscription: 2}\n"
+        "requirements:\n  - allreduce: {size: 1GB, max_time: 10ms}\n"
+    )
+    for nodes, ratio in ((18, 1.0), (36, 2.0)):
+        path = write(tmp_path, f"rack{nodes}.yaml", text.replace("nodes: 18", f"nodes: {nodes}"))
+        code, out, _ = run(["design", "show", str(path)], capsys)
+        assert code == 0
+        assert f"oversubscription fed to the engine {ratio:g}:1" in out
+        code, out, _ = run(["design", "show", str(path), "--format", "json"], capsys)
+        assert code == 0
+        assert json.loads(out)["oversubscription"] == ratio
+
+
 def test_a_ratio_the_switch_cannot_split_exactly_is_a_warning_at_its_key(
     tmp_path: Path, builtin_catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
 ) -> None:

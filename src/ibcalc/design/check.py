@@ -858,7 +858,9 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
         switch=switch,
         radix=radix,
         fabric=sizing,
-        oversubscription=oversubscription,
+        # one scale-up domain has no network for a ratio to taper: design show had said
+        # 'oversubscription fed to the engine 2:1' of one NVL72 rack above 'ignored'
+        oversubscription=oversubscription if cluster.topology.domains > 1 else 1.0,
         cross_leaf_fraction=cross_leaf,
         keys=keys,
     )
