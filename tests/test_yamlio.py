@@ -415,6 +415,29 @@ def test_validation_errors_point_at_the_offending_keys(tmp_path: Path, locate: L
     assert any("unknown key" in p.message for p in problems)
 
 
+def test_a_long_unknown_key_is_cut_in_its_refusal(tmp_path: Path) -> None:
+    """A key is the user's text: an unknown key of 1,024 characters had been printed whole in
+    its refusal's place; it is cut at 200 characters with '...', as every echo is."""
+    key = "k" * 1024
+    doc = load_yaml(_write(tmp_path, f"items: []\n{key}: 1\n"))
+    with pytest.raises(InputFileError) as info:
+        validate(doc, _Outer)
+    (problem,) = info.value.problems
+    assert problem.message == f"{'k' * 200}...: unknown key (not allowed here)"
+
+
+def test_a_plain_key_past_yaml_s_limit_is_named_so(tmp_path: Path) -> None:
+    """PyYAML reads a plain key of at most 1,024 characters; past that it had said "could not
+    find expected ':'" at the ':' that is there. The refusal names the limit, at the key."""
+    refusal = _refusal(_write(tmp_path, "name: x\n" + "k" * 1100 + ": 1\n"))
+    assert refusal.endswith(
+        ":2:1: YAML syntax error: a key of 1100 characters, more than the 1024 YAML allows a "
+        "plain key (the ':' after it is not read as one)"
+    )
+    # at the limit the key is read (the file loads)
+    assert load_yaml(_write(tmp_path, "k" * 1024 + ": 1\n", "ok.yaml")).data == {"k" * 1024: 1}
+
+
 # --------------------------------------------------------------------------- shipped files
 
 #: The YAML files shipped with the package (src/ibcalc/data/*.yaml link to data/*.yaml).

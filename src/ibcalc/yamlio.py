@@ -34,6 +34,7 @@ from ibcalc.errors import InputFileError, ValidationProblem, WrongTypeError
 from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import (
     closest_hint,
+    printable,
     quoted_names,
     shown,
     with_aside,
@@ -356,8 +357,9 @@ def _format_loc(loc: Iterable[str | int]) -> str:
         if isinstance(item, int):
             parts.append(f"[{item}]")
         else:
-            # an empty key would print as nothing: `'': 1` is shown as ''
-            parts.append(("." if parts else "") + (str(item) if item != "" else "''"))
+            # an empty key would print as nothing: `'': 1` is shown as ''; a key is the user's
+            # text, cut as any echo is (a 1,024-character key had been printed whole)
+            parts.append(("." if parts else "") + (printable(item) if item != "" else "''"))
     return "".join(parts)
 
 

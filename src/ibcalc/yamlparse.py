@@ -206,6 +206,10 @@ class _Budget:
         self.alias_marks: dict[tuple[int, int, int], tuple[int, int]] = {}
 
 
+#: The longest plain (simple) key YAML reads, in characters (YAML 1.1, 7.4.3; PyYAML's scanner).
+_KEY_LIMIT = 1024
+
+
 def _syntax_problem(path: str, exc: yaml.MarkedYAMLError) -> InputFileError:
     """A parser's refusal at the position that helps: where it failed, except at the end of
     the file, where what it was reading began (an unclosed quote or bracket on line 1 of a
@@ -229,6 +233,16 @@ def _syntax_problem(path: str, exc: yaml.MarkedYAMLError) -> InputFileError:
             opened,
             f"YAML syntax error: {thing} starts here and the file ends before it is closed "
             f"({what})",
+        )
+    long = failed.column - opened.column
+    if thing == "a simple key" and opened.line == failed.line and long > _KEY_LIMIT:
+        # PyYAML gives up on a plain key past 1024 characters: "could not find expected ':'",
+        # pointing at the ':' that is there
+        return _problem(
+            path,
+            opened,
+            f"YAML syntax error: a key of {long} characters, more than the {_KEY_LIMIT} YAML "
+            "allows a plain key (the ':' after it is not read as one)",
         )
     if opened.line >= failed.line:
         return _problem(path, mark, f"YAML syntax error: {what}")
