@@ -31,13 +31,14 @@ from __future__ import annotations
 import math
 from functools import cache
 from importlib import resources
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     FieldSerializationInfo,
+    PlainSerializer,
     computed_field,
     field_serializer,
 )
@@ -155,6 +156,11 @@ def load_pairings() -> Pairings:
     """The common pairings shipped with ibcalc (``data/pairings.yaml``), read once."""
     text = resources.files("ibcalc").joinpath("data", "pairings.yaml").read_text(encoding="utf-8")
     return validate(load_yaml("<built-in pairings>", text=text), Pairings)
+
+
+#: An all-reduce's size, printed as whole bytes (units.json_bytes): the estimate's and the
+#: sweep's JSON give 1000000000, not 1000000000.0
+_WholeBytes = Annotated[float, PlainSerializer(json_bytes)]
 
 
 class Placement(JsonModel):
@@ -307,15 +313,11 @@ class GapResult(JsonModel):
     nic_line_Bps: float
     nic_achievable_Bps: float
     capped_by: str | None
-    allreduce_size_bytes: float
+    allreduce_size_bytes: _WholeBytes
     across_nics_per_node: int
     inside: Estimate
     across: Estimate
     assumptions: list[str]
-
-    @field_serializer("allreduce_size_bytes")
-    def _size_bytes(self, size_bytes: float) -> int | float:
-        return json_bytes(size_bytes)
 
     #: the "scale-out" link is a WAN: "across" is one site per GPU, and the NICs are WAN links
     inter_wan: bool = False
@@ -509,15 +511,11 @@ class TpWhatIf(JsonModel):
     inter: str
     host_pcie: str | None
     tp: int
-    size_bytes: float
+    size_bytes: _WholeBytes
     across_nics_per_node: int
     inside: Estimate
     across: Estimate
     assumptions: list[str]
-
-    @field_serializer("size_bytes")
-    def _size_bytes(self, size_bytes: float) -> int | float:
-        return json_bytes(size_bytes)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
