@@ -243,28 +243,28 @@ def stderr_wrap(text: str, keep: Iterable[str] = ()) -> str:
 _NOTE_INDENT = "  "
 
 
-class UnitTitle(Text):
-    """A table's title that wraps at the table's width as :func:`unit_wrap` breaks lines, never
-    between a number and its unit: rich's own wrap had put "dgx-h100's 80" over "GiB per GPU" in
-    a layout search's title at 66 columns. Both fill each line greedily with whole words, so
-    where rich's parts no figure the lines are the same. (A Text, as a title is typed; printed
-    as rich prints a title given as a string, in the table.title style.)"""
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
-        title = unit_wrap(self.plain, options.max_width)
-        yield from console.render(
-            console.render_str(title, style="table.title", highlight=False), options
-        )
-
-
 class UnitText(Text):
     """A paragraph that wraps at its width as :func:`unit_wrap` breaks lines, never between a
     number and its unit: rich's own wrap had put gap's "(nvlink4: 900" over "GB/s
     bidirectional" at 120 columns. Printed in its own style, as the Text it is."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
-        text = Text(unit_wrap(self.plain, options.max_width), style=self.style)
+        text = self._wrapped(console, unit_wrap(self.plain, options.max_width))
         yield from console.render(text, options)
+
+    def _wrapped(self, console: Console, text: str) -> Text:
+        return Text(text, style=self.style)
+
+
+class UnitTitle(UnitText):
+    """A table's title that wraps at the table's width as :func:`unit_wrap` breaks lines, never
+    between a number and its unit: rich's own wrap had put "dgx-h100's 80" over "GiB per GPU" in
+    a layout search's title at 66 columns. Both fill each line greedily with whole words, so
+    where rich's parts no figure the lines are the same. (A Text, as a title is typed; printed
+    as rich prints a title given as a string, in the table.title style.)"""
+
+    def _wrapped(self, console: Console, text: str) -> Text:
+        return console.render_str(text, style="table.title", highlight=False)
 
 
 def _is_figure(line: str) -> bool:
