@@ -356,20 +356,19 @@ def _build(
                     # said where the key is written: at its alias, or at the key itself, which
                     # under an alias built for the first time (its anchor in a skipped
                     # duplicate) is in the anchor's text, not at the alias (review CP)
-                    said_at = key_written
-                    # where the first one is written: the repeat alone had left it to be
-                    # searched for
-                    first = written.get(key)
+                    # (key_written); and where the first one is written: the repeat alone had
+                    # left it to be searched for
+                    line, column = key_written
                     budget.duplicates.append(
                         ValidationProblem(
                             doc.path,
-                            said_at[0],
-                            said_at[1],
+                            line,
+                            column,
                             _duplicate_key(
                                 shown(key),
                                 through_alias=key_alias is not None,
-                                first=first,
-                                line=said_at[0],
+                                first=written.get(key),
+                                line=line,
                             ),
                         )
                     )
