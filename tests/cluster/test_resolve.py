@@ -13,7 +13,12 @@ import pytest
 
 from conftest import main_error
 from ibcalc.catalogue.load import find_link, find_system, load_catalogue
-from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
+from ibcalc.cluster.resolve import (
+    ClusterSpec,
+    check_count,
+    prices_oversubscription,
+    resolve_cluster,
+)
 from ibcalc.engine.algorithms.alltoall import torus_ports, torus_shape
 from ibcalc.engine.band import transport_class
 from ibcalc.engine.types import Collective
@@ -81,6 +86,26 @@ def test_a_domain_larger_than_any_preset_s_over_its_link_is_said() -> None:
     for link, gpus in (("nvlink4", 8), ("nvlink5", 72), ("tpu-v6e-ici", 256)):
         fits = resolve_cluster(CAT, ClusterSpec(intra=link, gpus_per_node=gpus))
         assert not [a for a in fits.assumptions if "domain is assumed" in a], link
+
+
+def test_oversubscription_is_priced_only_where_a_network_joins_domains() -> None:
+    """One GB200 NVL72 rack (18 trays, one 72-GPU domain) and one DGX H100 node have no network
+    for a down:up ratio to taper: 2:1 is not priced (the 1 GB all-reduce takes the time it takes
+    at 1:1) and said ignored; two racks (2 domains joined by NDR) price it (docs/model.md: the
+    network term x max(1, k f), k = 2, f = 1 by default)."""
+    for system, nodes, priced in (("gb200-nvl72", 18, False), ("dgx-h100", 1, False)):
+        tapered = resolve_cluster(CAT, ClusterSpec(system=system, nodes=nodes, oversubscription=2))
+        flat = resolve_cluster(CAT, ClusterSpec(system=system, nodes=nodes))
+        assert prices_oversubscription(tapered) is prices_oversubscription(flat) is priced
+        assert "{oversubscription} ignored: one scale-up domain, no network" in tapered.assumptions
+        assert (
+            estimate_on(tapered, Collective.ALL_REDUCE, 10**9).time_s
+            == estimate_on(flat, Collective.ALL_REDUCE, 10**9).time_s
+        )
+    two = resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72", nodes=36, oversubscription=2))
+    assert prices_oversubscription(two)
+    assert two.topology.out is not None
+    assert two.topology.out.oversubscription == 2
 
 
 def test_a_scale_up_link_alone_is_one_domain() -> None:

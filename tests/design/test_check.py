@@ -1308,31 +1308,47 @@ def test_a_ratio_on_one_scale_up_domain_is_a_warning_not_a_priced_taper(
     assert finding.predicted == checked.findings[0].predicted
 
 
-def test_an_oversubscription_gate_on_one_scale_up_domain_judges_no_taper(
-    tmp_path: Path, builtin_catalogue: Catalogue
+def test_an_oversubscription_gate_on_one_scale_up_domain_is_refused_at_its_key(
+    tmp_path: Path, builtin_catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The rack above with an oversubscription requirement of 1:1 had failed it 'as declared'
-    (predicted 2:1) beside the warning that the ratio is not used: there is no network for it
-    to taper, and the collectives are priced without it. The gate judges 1:1 and says why."""
-    from ibcalc.render.check import finding_dict
-
-    path = write(
-        tmp_path,
-        "rack.yaml",
+    (predicted 2:1) beside the warning that the ratio is not used, then passed it at 1:1; one
+    DGX H100 node with no fabric passed it 'non-blocking'. One scale-up domain has no network
+    for a ratio to taper, so the ratio is not priced and the gate has nothing to judge: it is
+    refused at its key, as a gap or a switch count with no network is (exit 2). Two racks have
+    a network: the declared ratio is judged as before (2:1 > 1:1)."""
+    gate = "requirements:\n  - oversubscription: {max: 1}\n"
+    rack = (
         "name: rack\nnodes: 18\nsystem: gb200-nvl72\n"
         "fabric: {switch: qm9700, oversubscription: 2}\n"
-        "requirements:\n  - oversubscription: {max: 1}\n",
     )
-    checked = check_design(path, builtin_catalogue)
-    (finding,) = checked.findings
-    assert finding.predicted == 1.0
-    assert finding.passed
-    assert finding_dict(finding)["detail"] == (
-        "one scale-up domain, no network: fabric.oversubscription not used"
+    no_taper = (
+        "requirements[0].oversubscription: an oversubscription limit needs a scale-out fabric: "
+        "the whole cluster is one scale-up domain, with no network for a ratio to taper"
     )
-    # two racks have a network: the declared ratio is judged as before (2:1 > 1:1)
-    two = path.read_text().replace("nodes: 18", "nodes: 36")
-    (judged,) = check_design(write(tmp_path, "two.yaml", two), builtin_catalogue).findings
+    cases = (
+        (rack, " (fabric.oversubscription 2:1 is not used)"),
+        (
+            rack.replace("oversubscription: 2", "oversubscription: [2, 2]"),
+            " (fabric.oversubscription 2:1 x 2:1 is not used)",
+        ),
+        ("name: node\nnodes: 1\nsystem: dgx-h100\n", ""),
+    )
+    for index, (cluster, unused) in enumerate(cases):
+        path = write(tmp_path, f"one{index}.yaml", cluster + gate)
+        with pytest.raises(DesignError) as info:
+            check_design(path, builtin_catalogue)
+        (problem,) = info.value.problems
+        assert (problem.line, problem.col, problem.message) == (
+            6 if index < 2 else 5,
+            5,
+            no_taper + unused,
+        )
+        code, out, err = run(["check", str(path)], capsys)
+        assert (code, out) == (2, "")
+        assert err == f"error: {path}:{problem.line}:5: {no_taper}{unused}\n"
+    two = write(tmp_path, "two.yaml", rack.replace("nodes: 18", "nodes: 36") + gate)
+    (judged,) = check_design(two, builtin_catalogue).findings
     assert judged.predicted == 2.0
     assert not judged.passed
 

@@ -233,6 +233,16 @@ def require_collectives(cluster: ResolvedCluster) -> None:
         )
 
 
+def prices_oversubscription(cluster: ResolvedCluster) -> bool:
+    """Whether a down:up oversubscription is priced on ``cluster``: only a network between
+    scale-up domains (a scale-out tier) has uplinks for a ratio to taper. A cluster of one domain
+    (one NVL72 rack, one node) has none: a ratio given for it is not used (its assumptions say
+    so, :data:`NETWORK_OPTIONS_IGNORED`), its collectives are priced without it, and a design's
+    gate on the ratio has nothing to judge (docs/design-files.md#oversubscription-requirement).
+    """
+    return cluster.topology.out is not None
+
+
 def node_nics(cluster: ResolvedCluster) -> int:
     """The scale-out NICs of one node, as resolving the cluster on more nodes would take them
     (``ResolvedCluster.node_nics``, set on one node too); one per GPU where no link is known."""

@@ -39,6 +39,7 @@ from ibcalc.cluster.resolve import (
     ClusterSpec,
     ResolvedCluster,
     gpu_fed_nic_Bps,
+    prices_oversubscription,
     resolve_cluster,
 )
 from ibcalc.cluster.spec import MAX_OVERSUBSCRIPTION
@@ -858,9 +859,9 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
         switch=switch,
         radix=radix,
         fabric=sizing,
-        # one scale-up domain has no network for a ratio to taper: design show had said
-        # 'oversubscription fed to the engine 2:1' of one NVL72 rack above 'ignored'
-        oversubscription=oversubscription if cluster.topology.domains > 1 else 1.0,
+        # design show had said 'oversubscription fed to the engine 2:1' of one NVL72 rack
+        # above 'ignored'
+        oversubscription=oversubscription if prices_oversubscription(cluster) else 1.0,
         cross_leaf_fraction=cross_leaf,
         keys=keys,
     )
@@ -895,12 +896,11 @@ class GapBasis:
 @dataclass(frozen=True)
 class OversubscriptionBasis:
     """Where the worst tier ratio came from: the sized fabric (``tiers`` levels), the file's
-    declared ratios, no fabric at all (non-blocking), or a cluster of one scale-up domain, which
-    has no network for a declared ratio to taper (``one-domain``: 1:1); ``end_to_end``, the
-    tiers' ratios multiplied, is what the collectives are priced at (the report's "as priced"
-    line)."""
+    declared ratios, or no fabric at all (non-blocking); ``end_to_end``, the tiers' ratios
+    multiplied, is what the collectives are priced at (the report's "as priced" line). A cluster
+    of one scale-up domain has no finding: its ratio is not priced (:func:`evaluate`)."""
 
-    source: Literal["sized", "declared", "none", "one-domain"]
+    source: Literal["sized", "declared", "none"]
     tiers: int | None = None
     end_to_end: float = 1.0
 
@@ -1130,6 +1130,28 @@ def _no_gap(resolved: ResolvedDesign) -> str:
     )
 
 
+def _no_taper(resolved: ResolvedDesign) -> str:
+    """Why an oversubscription target has no ratio to judge: the cluster is one scale-up domain
+    (:func:`~ibcalc.cluster.resolve.prices_oversubscription`), with the declared ratio it does
+    not use."""
+    fabric = resolved.design.fabric
+    ratios = fabric.oversubscription if fabric is not None else ()
+    return (
+        "an oversubscription limit needs a scale-out fabric: the whole cluster is one scale-up "
+        "domain, with no network for a ratio to taper"
+        + (
+            f" (fabric.oversubscription {_ratios_text(ratios)} is not used)"
+            if math.prod(ratios) > 1
+            else ""
+        )
+    )
+
+
+def _ratios_text(ratios: Sequence[float]) -> str:
+    """Declared tier ratios as the file gives them: ``2:1``, ``2:1 x 2:1``."""
+    return " x ".join(f"{r:g}:1" for r in ratios)
+
+
 def _gap_finding(
     resolved: ResolvedDesign, doc: Document, loc: Loc, target: GapTarget
 ) -> Finding | None:
@@ -1210,12 +1232,6 @@ def _oversubscription_finding(
         basis = OversubscriptionBasis(
             "sized", resolved.fabric.tiers, resolved.fabric.end_to_end_oversubscription
         )
-    elif fabric is not None and resolved.cluster.topology.domains <= 1:
-        # one NVL72 rack with a 2:1 fabric had failed a 1:1 gate 'as declared', beside the
-        # warning that the ratio is not used: no byte crosses a tapered uplink, as the
-        # collectives are priced
-        worst = 1.0
-        basis = OversubscriptionBasis("one-domain")
     elif fabric is not None:
         worst = max(fabric.oversubscription)
         basis = OversubscriptionBasis("declared", end_to_end=math.prod(fabric.oversubscription))
@@ -1279,8 +1295,9 @@ def evaluate(
     with ``params`` (the built-in cost parameters when None).
 
     A requirement that cannot be evaluated (a forced algorithm that does not apply, a size too
-    small for the ranks, a gap without two tiers, a switch count without a sized fabric) is a
-    problem of the file: all of them are raised together as :class:`DesignError`.
+    small for the ranks, a gap without two tiers, a switch count without a sized fabric, an
+    oversubscription limit on one scale-up domain) is a problem of the file: all of them are
+    raised together as :class:`DesignError`.
     """
     problems = _Problems(doc)
     findings: list[Finding] = []
@@ -1308,7 +1325,13 @@ def evaluate(
             else:
                 findings.append(gap)
         elif isinstance(target, OversubscriptionTarget):
-            findings.append(_oversubscription_finding(resolved, doc, loc, target))
+            if prices_oversubscription(resolved.cluster):
+                findings.append(_oversubscription_finding(resolved, doc, loc, target))
+            else:
+                # one NVL72 rack with a 2:1 fabric had failed a 1:1 gate 'as declared' beside
+                # the warning that the ratio is not used; a gap or a switch count with no
+                # network is refused so, not judged
+                problems.add(loc, _no_taper(resolved))
         elif isinstance(target, SwitchesTarget):
             switches = _switches_finding(resolved, doc, loc, target)
             if switches is None:
@@ -1353,12 +1376,12 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
             )
     sizing = resolved.fabric
     ratios = fabric.oversubscription if fabric is not None else ()
-    if cluster.topology.domains <= 1 and math.prod(ratios) > 1:
+    if not prices_oversubscription(cluster) and math.prod(ratios) > 1:
         # one NVL72 rack with a 2:1 fabric had read 'as priced: oversubscription 2:1, ...
         # every byte crosses the tapered uplinks' in check, 'ignored' in design show
         problems.add(
             ("fabric", "oversubscription"),
-            f"{' x '.join(f'{r:g}:1' for r in ratios)}, but the cluster is one scale-up domain "
+            f"{_ratios_text(ratios)}, but the cluster is one scale-up domain "
             "with no network: not used; the predictions are without it",
         )
     if sizing is not None and sizing.tiers < 3 and len(ratios) > 1 and ratios[1] != 1:

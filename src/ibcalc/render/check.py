@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ibcalc.cluster.bandwidths import PerGpuBandwidths, per_gpu_bandwidths
+from ibcalc.cluster.resolve import prices_oversubscription
 from ibcalc.design.check import (
     CollectiveBasis,
     DesignCheck,
@@ -397,8 +398,6 @@ def finding_detail(f: Finding) -> str:
             return f"fabric sized with {plural(basis.tiers or 0, 'switch level')}{through}"
         if basis.source == "declared":
             return f"as declared{through}"
-        if basis.source == "one-domain":
-            return "one scale-up domain, no network: fabric.oversubscription not used"
         return "no fabric given: non-blocking"
     assert isinstance(basis, SwitchesBasis)
     counts = f"{basis.leaf} leaf + {basis.spine} spine + {basis.core} core"
@@ -628,10 +627,10 @@ def _header(check: DesignCheck) -> str:
     )
     if check.resolved.fabric is None:
         spec = cluster.spec
-        # one scale-up domain has no network for a ratio to taper: the line had said every byte
-        # crosses the tapered uplinks, 'no switch is named', of one NVL72 rack on a QM9700 (a
-        # WARN at fabric.oversubscription says the ratio is not used)
-        if spec.oversubscription <= 1 or topo.domains <= 1:
+        # a ratio not priced (one scale-up domain): the line had said every byte crosses the
+        # tapered uplinks, 'no switch is named', of one NVL72 rack on a QM9700 (a WARN at
+        # fabric.oversubscription says the ratio is not used)
+        if spec.oversubscription <= 1 or not prices_oversubscription(cluster):
             return header
         # an unsized 2:1 design read 10.5 ms for an all-reduce the same file with a switch
         # named prices at 5.41 ms, and nothing said every byte had been taken to cross (QA pass)
