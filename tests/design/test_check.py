@@ -1357,21 +1357,42 @@ def test_design_show_of_one_scale_up_domain_gives_the_ratio_it_prices(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """design show of one NVL72 rack with a 2:1 fabric had said 'oversubscription fed to the
-    engine 2:1' (JSON 2.0) above 'fabric.oversubscription ignored'; no byte crosses a taper,
-    so it gives 1:1, and two racks keep their 2:1."""
+    engine 2:1' (JSON 2.0) above 'fabric.oversubscription ignored', then 1:1 with the 2:1
+    nowhere and a JSON cross_leaf_fraction of 1 (every byte crossing a taper). No byte crosses
+    one: 1:1, the declared 2:1 said not priced, the cross-leaf shares null with the reason. Two
+    racks keep their 2:1 and the sized layout's shares: a rail-optimized QM9700 leaf at 2:1
+    takes 40 nodes (40 down / 20 up of 64 ports), so one SU of 4 leaves (one per NIC rail)
+    holds both racks' 36 trays: no rail-aligned byte crosses (0), and an all-to-all off its
+    rail goes to the leaves of the 3 other rails (3/4 = 0.75)."""
     text = (
         "name: rack\nnodes: 18\nsystem: gb200-nvl72\n"
         "fabric: {switch: qm9700, oversubscription: 2}\n"
         "requirements:\n  - allreduce: {size: 1GB, max_time: 10ms}\n"
     )
-    for nodes, ratio in ((18, 1.0), (36, 2.0)):
+    keys = (
+        "oversubscription",
+        "oversubscription_declared",
+        "oversubscription_not_priced",
+        "cross_leaf_fraction",
+        "neighbour_cross_leaf_fraction",
+        "unaligned_cross_leaf_fraction",
+    )
+    no_network = "one scale-up domain, no network for a ratio to taper"
+    for nodes, said, shown in (
+        (
+            18,
+            "1:1 (fabric.oversubscription 2:1 not priced)",
+            (1.0, 2.0, no_network, None, None, None),
+        ),
+        (36, "2:1\n", (2.0, 2.0, None, 0.0, 0.0, 0.75)),
+    ):
         path = write(tmp_path, f"rack{nodes}.yaml", text.replace("nodes: 18", f"nodes: {nodes}"))
         code, out, _ = run(["design", "show", str(path)], capsys)
         assert code == 0
-        assert f"oversubscription fed to the engine {ratio:g}:1" in out
+        assert f"oversubscription fed to the engine {said}" in out
         code, out, _ = run(["design", "show", str(path), "--format", "json"], capsys)
         assert code == 0
-        assert json.loads(out)["oversubscription"] == ratio
+        assert tuple(json.loads(out)[key] for key in keys) == shown
 
 
 def test_a_ratio_the_switch_cannot_split_exactly_is_a_warning_at_its_key(

@@ -1140,15 +1140,16 @@ def _no_taper(resolved: ResolvedDesign) -> str:
         "an oversubscription limit needs a scale-out fabric: the whole cluster is one scale-up "
         "domain, with no network for a ratio to taper"
         + (
-            f" (fabric.oversubscription {_ratios_text(ratios)} is not used)"
+            f" (fabric.oversubscription {ratios_text(ratios)} is not used)"
             if math.prod(ratios) > 1
             else ""
         )
     )
 
 
-def _ratios_text(ratios: Sequence[float]) -> str:
-    """Declared tier ratios as the file gives them: ``2:1``, ``2:1 x 2:1``."""
+def ratios_text(ratios: Sequence[float]) -> str:
+    """Declared tier ratios as the file gives them: ``2:1``, ``2:1 x 2:1`` (the words of
+    check's warning and of design show)."""
     return " x ".join(f"{r:g}:1" for r in ratios)
 
 
@@ -1381,7 +1382,7 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
         # every byte crosses the tapered uplinks' in check, 'ignored' in design show
         problems.add(
             ("fabric", "oversubscription"),
-            f"{_ratios_text(ratios)}, but the cluster is one scale-up domain "
+            f"{ratios_text(ratios)}, but the cluster is one scale-up domain "
             "with no network: not used; the predictions are without it",
         )
     if sizing is not None and sizing.tiers < 3 and len(ratios) > 1 and ratios[1] != 1:

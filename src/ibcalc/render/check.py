@@ -32,6 +32,7 @@ from ibcalc.design.check import (
     SwitchesBasis,
     cross_leaf_derivation,
     domain_nodes_of,
+    ratios_text,
 )
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import IbcalcError, UnitError, ValidationProblem, fill_fields
@@ -1085,11 +1086,23 @@ def design_notes(resolved: ResolvedDesign) -> list[str]:
     return [fill_fields(n, resolved.keys) for n in notes]
 
 
+#: Why a cluster prices no oversubscription
+#: (:func:`~ibcalc.cluster.resolve.prices_oversubscription`)
+NOT_PRICED = "one scale-up domain, no network for a ratio to taper"
+
+
+def _declared_oversubscription(resolved: ResolvedDesign) -> float:
+    """The file's ratio end to end (its tiers' product), 1 without a fabric."""
+    fabric = resolved.design.fabric
+    return math.prod(fabric.oversubscription) if fabric is not None else 1.0
+
+
 def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
     """The JSON object of ``ibcalc design show``: cluster tiers, gap, fabric sizing."""
     cluster = resolved.cluster
     bws = per_gpu_bandwidths(cluster.topology)
     out = cluster.topology.out
+    priced = prices_oversubscription(cluster)
     data: dict[str, Any] = {
         "file": resolved.path,
         "design": resolved.design.name,
@@ -1121,11 +1134,15 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
         "bottleneck": bottleneck_text(bws),
         "sharp": out.sharp if out is not None else False,
         "oversubscription": resolved.oversubscription,
+        "oversubscription_declared": _declared_oversubscription(resolved),
+        # one NVL72 rack at 2:1 had given 'cross_leaf_fraction': 1.0 (every byte crossing a
+        # taper) with no word that nothing is priced: null, and why
+        "oversubscription_not_priced": None if priced else NOT_PRICED,
         # the cross-leaf shares the engine is given beside it, under an estimate's names (check
         # says them as flags; the JSON had them only in the assumptions' words)
-        "cross_leaf_fraction": out.cross_leaf_fraction if out is not None else 1.0,
-        "neighbour_cross_leaf_fraction": out.neighbour_share if out is not None else 1.0,
-        "unaligned_cross_leaf_fraction": out.unaligned_share if out is not None else 1.0,
+        "cross_leaf_fraction": out.cross_leaf_fraction if out is not None else None,
+        "neighbour_cross_leaf_fraction": out.neighbour_share if out is not None else None,
+        "unaligned_cross_leaf_fraction": out.unaligned_share if out is not None else None,
         "assumptions": design_notes(resolved),
     }
     fab = resolved.fabric
@@ -1202,6 +1219,15 @@ def render_design_text(resolved: ResolvedDesign) -> str:
     lines.append(
         f"  SHARP {'on' if sharp else 'off'}; oversubscription fed to the engine "
         f"{resolved.oversubscription:.3g}:1"
+        # one NVL72 rack at 2:1 had read '1:1' here, its 2:1 nowhere (the assumptions say why)
+        + (
+            f" (fabric.oversubscription {ratios_text(resolved.design.fabric.oversubscription)} "
+            "not priced)"
+            if resolved.design.fabric is not None
+            and _declared_oversubscription(resolved) > 1
+            and not prices_oversubscription(cluster)
+            else ""
+        )
     )
     fab = resolved.fabric
     if fab is None:
