@@ -1080,6 +1080,27 @@ def test_a_switch_count_on_one_rack_says_there_is_no_network_to_size(
     assert "fabric: not sized (one scale-up domain: no network to size)" in out
 
 
+@pytest.mark.parametrize(
+    "cluster",
+    ["nodes: 18\nsystem: gb200-nvl72\nfabric: {link: ndr}\n", "nodes: 1\nsystem: dgx-h100\n"],
+)
+def test_design_show_of_one_domain_without_a_switch_asks_for_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cluster: str
+) -> None:
+    """One NVL72 rack with no switch named, or one DGX H100 node, has no network to size: design
+    show had said 'fabric: not sized (give fabric.switch or fabric.radix)', and naming one sizes
+    nothing (the rack above). Two nodes still get the hint."""
+    requirement = "requirements: [allreduce: {size: 1GB, max_time: 1s}]\n"
+    path = write(tmp_path, "one.yaml", "name: one\n" + cluster + requirement)
+    code, out, _ = run(["design", "show", str(path)], capsys)
+    assert code == 0
+    assert "fabric: not sized (one scale-up domain: no network to size)" in out
+    two = write(tmp_path, "two.yaml", "name: two\nnodes: 2\nsystem: dgx-h100\n" + requirement)
+    code, out, _ = run(["design", "show", str(two)], capsys)
+    assert code == 0
+    assert "fabric: not sized (give fabric.switch or fabric.radix)" in out
+
+
 def test_design_show_json_gives_the_port_rate_the_text_prints(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

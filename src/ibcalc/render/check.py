@@ -1232,8 +1232,9 @@ def render_design_text(resolved: ResolvedDesign) -> str:
     fab = resolved.fabric
     if fab is None:
         lines.append(
+            # a rack without a switch named had been told to name one, which sizes nothing
             "fabric: not sized (one scale-up domain: no network to size)"
-            if resolved.fabric_asked and resolved.cluster.topology.domains <= 1
+            if out is None
             else "fabric: not sized (give fabric.switch or fabric.radix)"
         )
     else:
