@@ -824,9 +824,11 @@ def _estimate(
         requested_size_bytes=size_bytes,
         sharp=bool(topo.out is not None and topo.out.sharp),
         oversubscription=topo.out.oversubscription if topo.out is not None else 1.0,
-        cross_leaf_fraction=topo.out.cross_leaf_fraction if topo.out is not None else 1.0,
-        neighbour_cross_leaf_fraction=topo.out.neighbour_share if topo.out is not None else 1.0,
-        unaligned_cross_leaf_fraction=topo.out.unaligned_share if topo.out is not None else 1.0,
+        # one node had given 1.0 for each share, every byte crossing a taper, where no byte
+        # crosses a network: null (docs/model.md#oversubscription-and-cross-leaf-traffic)
+        cross_leaf_fraction=topo.out.cross_leaf_fraction if topo.out is not None else None,
+        neighbour_cross_leaf_fraction=topo.out.neighbour_share if topo.out is not None else None,
+        unaligned_cross_leaf_fraction=topo.out.unaligned_share if topo.out is not None else None,
         sites=topo.sites,
         wan=topo.wan.link_id if topo.wan is not None else None,
         wan_links=topo.wan.nics_per_domain if topo.wan is not None else None,

@@ -400,19 +400,20 @@ class SweepGroup(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def cross_leaf_fraction(self) -> float:
-        """Share of a node's network traffic that crosses leaves (all-to-all)."""
+    def cross_leaf_fraction(self) -> float | None:
+        """Share of a node's network traffic that crosses leaves (all-to-all); None with no
+        scale-out tier."""
         return self._first.cross_leaf_fraction
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def neighbour_cross_leaf_fraction(self) -> float:
+    def neighbour_cross_leaf_fraction(self) -> float | None:
         """The same share for neighbour traffic (ring, tree, SHARP, send/recv)."""
         return self._first.neighbour_cross_leaf_fraction
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def unaligned_cross_leaf_fraction(self) -> float:
+    def unaligned_cross_leaf_fraction(self) -> float | None:
         """The same share for traffic off its rail (all-to-all without PXN)."""
         return self._first.unaligned_cross_leaf_fraction
 

@@ -1281,6 +1281,17 @@ def test_cross_leaf_fraction_scales_the_oversubscription_penalty() -> None:
     assert times[0.25] == pytest.approx(times[0.5])  # k f = 0.5 < 1: no slowdown
 
 
+def test_json_cross_leaf_fractions_are_null_without_a_network() -> None:
+    # one node has no scale-out tier, so no byte crosses a leaf: each share had read 1.0 (every
+    # byte crossing a taper), the worst case, beside design show's null for the same cluster
+    one = _json("allreduce", "-s", "1GB", "--system", "dgx-h100", "-N", "1")
+    two = _json("allreduce", "-s", "1GB", "--system", "dgx-h100", "-N", "2")
+    shares = ("cross_leaf_fraction", "neighbour_cross_leaf_fraction")
+    assert [one[k] for k in (*shares, "unaligned_cross_leaf_fraction")] == [None, None, None]
+    assert [two[k] for k in (*shares, "unaligned_cross_leaf_fraction")] == [1.0, 1.0, 1.0]
+    assert one["oversubscription"] == 1.0
+
+
 def test_json_carries_both_cross_leaf_fractions() -> None:
     # the neighbour share defaults to --cross-leaf (the command line knows no leaf size) and is
     # reported beside it. At 2:1 a ring pays max(1, 2 x fn): with fn 0.25 (or 0.5) that is 1,

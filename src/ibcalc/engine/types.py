@@ -363,13 +363,15 @@ class Estimate(BaseModel):
     requested_size_bytes: float | None = None
     sharp: bool = False
     oversubscription: float = 1.0
-    cross_leaf_fraction: float = 1.0
+    #: The share of a node's network traffic that leaves its leaf; None on a cluster with no
+    #: scale-out tier (one scale-up domain), where no traffic crosses a network.
+    cross_leaf_fraction: float | None = None
     #: The same share for neighbour traffic (ring, tree, SHARP, send/recv): from a design's
     #: fabric layout or ``--cross-leaf-neighbour``, else ``cross_leaf_fraction``.
-    neighbour_cross_leaf_fraction: float = 1.0
+    neighbour_cross_leaf_fraction: float | None = None
     #: The same share for traffic off its rail (all-to-all without PXN): from a rail-optimized
     #: design's fabric layout or ``--cross-leaf-unaligned``, else ``cross_leaf_fraction``.
-    unaligned_cross_leaf_fraction: float = 1.0
+    unaligned_cross_leaf_fraction: float | None = None
     sites: int = 1
     wan: str | None = None
     #: WAN links per site, and the one-way latency of a WAN hop (None with one site)
