@@ -271,6 +271,35 @@ def test_a_long_header_is_broken_over_two_lines_before_a_column_goes() -> None:
         assert text_width(console, fitted) <= width
 
 
+def test_a_table_leaves_out_a_column_before_it_squeezes_prose_to_a_sliver() -> None:
+    """drop_columns' measure keeps a column of prose (one that wraps, a line wider than
+    PROSE_ROOM, 28) at least 28 wide; it had asked only for its longest word, so a table kept
+    its optional columns and wrapped its prose a word or two a line (an S3 checkpoint's limit,
+    10 wide at 60 columns). A wrapping column no wider than 28 may still narrow to its longest
+    word."""
+    prose = "8,752 parts of 16 MB at 3,500 PUT requests/s per prefix x 1 prefix"
+    drops = [Drop(("rate",), name="rate")]
+
+    def fitted(note: str, width: int) -> tuple[list[Drop], int, list[str]]:
+        table = Table(box=box.SIMPLE_HEAD)
+        table.add_column("link", no_wrap=True)
+        table.add_column("rate", no_wrap=True)
+        table.add_column("limit")
+        table.add_row("nvlink4-bridge", "450 GB/s", note)
+        console = PipeConsole(file=io.StringIO(), width=width)
+        left, full = drop_columns(console, table, drops)
+        return left, full, [str(column.header) for column in table.columns]
+
+    # 14 + 8 + 28 characters and what a SIMPLE_HEAD box adds to three columns: a space either
+    # side of each (6), a divider between them (2) and an edge each side (2): 60; closed up to
+    # one space (3 + 2 + 2): 57, to none: 54, wider than 50; without the rate, 14 + 28 and
+    # 4 + 1 + 2 = 49 (the longest word, requests/s, had asked for 14 + 8 + 10 + 10 = 42)
+    assert fitted(prose, 50) == (drops, 54, ["link", "limit"])
+    assert fitted(prose, 54) == ([], 0, ["link", "rate", "limit"])
+    # "a note that can wrap" (20) is no prose: 14 + 8 + 5 (the header, limit) + 4 fits 31
+    assert fitted("a note that can wrap", 31) == ([], 0, ["link", "rate", "limit"])
+
+
 def test_a_layout_search_is_laid_out_from_its_text() -> None:
     """The search's table (59 layouts here) is sized from its cells' text, not by rich's
     measure of every cell: at 60 columns rich had measured it twice, the probe that sizes the

@@ -392,18 +392,24 @@ def _level(spans: list[tuple[int, int]], budget: int) -> list[int]:
     return widths
 
 
-def whole_width(console: Console, table: Table, *, room: Mapping[str, int] | None = None) -> int:
+#: The least width a column of prose keeps before a table leaves out an optional column
+#: (:func:`whole_width`): squeezed to its longest word (about 10 characters at 60 columns), an
+#: S3 checkpoint's limit column had wrapped each bound over five to eleven lines.
+PROSE_ROOM = 28
+
+
+def whole_width(console: Console, table: Table) -> int:
     """The narrowest ``table`` can be with no figure broken or cut and no word split (see
-    :func:`fit_columns`); 0 for a table left to rich. ``room`` keeps a wrapping column, by its
-    header, at least that wide (or as wide as its longest line, if that is less): a column of
-    prose squeezed to its longest word wraps each row over many lines."""
+    :func:`fit_columns`), and no column of prose narrower than :data:`PROSE_ROOM`; 0 for a
+    table left to rich."""
     measured = _spans(console, table)
     if measured is None:
         return 0
     spans, _, overhead = measured
-    wants = [(room or {}).get(_header(column), 0) for column in table.columns]
-    return (
-        sum(max(low, min(high, w)) for (low, high), w in zip(spans, wants, strict=True)) + overhead
+    # a column of prose: one that wraps and has a line wider than the room
+    return overhead + sum(
+        max(low, PROSE_ROOM) if not column.no_wrap and high > PROSE_ROOM else low
+        for column, (low, high) in zip(table.columns, spans, strict=True)
     )
 
 

@@ -38,7 +38,6 @@ from ibcalc.render.stream import (
     env_columns,
     text_width,
     unit_wrap,
-    whole_width,
 )
 from ibcalc.units import (
     GiB,
@@ -935,10 +934,6 @@ def _transfer_total(transfer: Transfer) -> str:
 #: What a narrow page leaves out of the checkpoint table: the rate, which the limit beside it
 #: words (16 nodes x 1 x ndr at 48.8 GB/s each) and the bytes over the time give.
 _CHECKPOINT_DROPS = (Drop(("rate",), name="rate"),)
-#: The least width the limit column keeps before the rate is left out: squeezed to its longest
-#: word (about 10 characters at 60 columns, beside the rate), each row of an S3 checkpoint had
-#: wrapped over five to eleven lines.
-_LIMIT_ROOM = 28
 
 
 def render_checkpoint(
@@ -994,12 +989,8 @@ def render_checkpoint(
                 "<-" if b.name == t.bound else "",
                 b.detail,
             )
-    dropped, full = drop_columns(
-        console,
-        table,
-        _CHECKPOINT_DROPS,
-        measure=lambda console, table: whole_width(console, table, room={"limit": _LIMIT_ROOM}),
-    )
+    # (the limit column is prose: the rate goes before it is squeezed, render.stream.PROSE_ROOM)
+    dropped, full = drop_columns(console, table, _CHECKPOINT_DROPS)
     if dropped:
         table.caption = columns_left_out(dropped, console.width, full, json="every field")
         table.caption_justify = "left"
