@@ -19,6 +19,7 @@ from ibcalc.errors import IbcalcError, UnitError
 from ibcalc.units import (
     format_bandwidth,
     format_number,
+    format_oversubscription,
     format_ratio,
     format_size,
     format_time,
@@ -680,6 +681,38 @@ def test_a_range_keeps_the_zeros_of_its_ends() -> None:
 )
 def test_format_ratio(ratio: float, text: str) -> None:
     assert format_ratio(ratio) == text
+
+
+@pytest.mark.parametrize(
+    ("ratio", "text"),
+    [
+        (2.0, "2:1"),
+        (1.5, "1.5:1"),
+        (1.25, "1.25:1"),
+        # 4/3 had printed as 1.33333:1, 1.33:1 and 4:3 in one design's check and design show
+        (4 / 3, "4:3"),
+        (36 / 28, "9:7"),  # a 64-port leaf's nearest split under 1.33:1
+        (8 / 3, "8:3"),
+        (1.3, "1.3:1"),  # a decimal that three figures write is not 13:10
+        # no small whole-number ratio is it: three figures, trailing zeros kept
+        (1.015625, "1.02:1"),  # 65/64
+        (1.333333333333, "1.33:1"),
+        (2.002, "2.00:1"),  # not 2:1, which reads as exactly 2
+        (64.0, "64:1"),
+        (4096.0, "4096:1"),  # a product of tiers past the limit: not 4.1e+03:1
+        (100.4, "100.4:1"),  # not 502:5, nor 100:1
+    ],
+)
+def test_format_oversubscription(ratio: float, text: str) -> None:
+    assert format_oversubscription(ratio) == text
+
+
+def test_format_oversubscription_takes_more_digits_where_asked() -> None:
+    """A requirement or a ratio asked for keeps more figures: 2.002 is 2.002:1 at 6 digits,
+    and 4/3 stays 4:3 at any."""
+    assert format_oversubscription(2.002, 6) == "2.002:1"
+    assert format_oversubscription(4 / 3, 6) == "4:3"
+    assert format_oversubscription(1.0000001, 6) == "1.00000:1"
 
 
 @given(st.floats(min_value=1e-9, max_value=1e6))

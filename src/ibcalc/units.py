@@ -19,6 +19,7 @@ import functools
 import math
 import numbers
 import re
+from fractions import Fraction
 
 from ibcalc.errors import UnitError
 from ibcalc.patterns import lazy_pattern
@@ -42,6 +43,7 @@ __all__ = [
     "format_bandwidth",
     "format_count",
     "format_number",
+    "format_oversubscription",
     "format_ratio",
     "format_size",
     "format_time",
@@ -718,6 +720,31 @@ def format_ratio(value: float) -> str:
     # the decimals chosen after rounding (0.00999 is 0.010x, not 0.0100x)
     rounded = float(f"{value:.2g}")
     return f"{rounded:.{1 - math.floor(math.log10(rounded))}f}x"
+
+
+#: The largest denominator a down:up ratio prints as whole numbers with (4:3, 9:7; the
+#: numerator under 100)
+_RATIO_TERMS = 16
+
+
+def format_oversubscription(value: float, digits: int = 3) -> str:
+    """A down:up oversubscription ratio as every text output prints one: as few figures as
+    write it exactly, up to ``digits`` (``2:1``, ``1.5:1``); else the ratio of small whole
+    numbers it is to the bit (``4:3``, ``9:7``); else ``digits`` significant figures, trailing
+    zeros kept so that a rounded ratio does not read as an exact one (``2.67:1``, 2.002 as
+    ``2.00:1``). The same 4:3 had printed as ``1.33333:1``, ``1.33:1`` and ``4:3`` in one
+    design's check and ``design show``."""
+    text = f"{value:.{digits}g}"
+    if "e" in text or value >= 10**digits:  # 4096:1, not 4.1e+03:1
+        return f"{value:.{0 if float(value).is_integer() else 1}f}:1"
+    if not math.isfinite(value) or float(text) == value:
+        return f"{text}:1"
+    fraction = Fraction(value).limit_denominator(_RATIO_TERMS)
+    if fraction.numerator < 100 and fraction.numerator / fraction.denominator == value:
+        return f"{fraction.numerator}:{fraction.denominator}"
+    text = f"{value:#.{digits}g}"
+    # (a fraction past the figures keeps one decimal: 100.4 is not 100:1)
+    return (text if not text.endswith(".") else f"{value:.1f}") + ":1"
 
 
 def format_near_one(value: float) -> str:

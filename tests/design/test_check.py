@@ -293,11 +293,44 @@ def test_a_ratio_of_whole_numbers_prints_as_written(
     verdicts = [
         line.split("  ")[2:4] for line in lines.splitlines() if line[:4] in ("PASS", "FAIL")
     ]
+    # a prediction of 4/3 prints as every other text prints that ratio, 4:3, which reads back
+    # as 4/3 and so never level with a requirement it is not (it had printed 1.33:1 beside one
+    # requirement and 1.3333333333333:1 beside another)
     assert verdicts == [
-        ["oversubscription (worst tier) <= 1.015625:1", "predicted 1.33:1"],
-        ["oversubscription (worst tier) <= 1.333333333333:1", "predicted 1.3333333333333:1"],
+        ["oversubscription (worst tier) <= 1.015625:1", "predicted 4:3"],
+        ["oversubscription (worst tier) <= 1.333333333333:1", "predicted 4:3"],
         ["oversubscription (worst tier) <= 4:3", "predicted 4:3"],
     ]
+
+
+def test_one_down_up_ratio_reads_one_way_in_check_and_design_show(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sized 4:3 fabric had printed its ratio as 1.33333:1 (as priced, the assumptions),
+    1.33:1 (the gate's prediction, the ratio fed to the engine, the per-tier ratio) and 4:3
+    (a layout note) in one design's check and design show; every text now says 4:3, and JSON
+    keeps the number, 4/3."""
+    text = (
+        "name: r\nnodes: 128\nsystem: mi300x-8\n"
+        "fabric: {link: roce-400g, switch: sn5600, rail_optimized: true, oversubscription: '4:3'}\n"
+        "requirements:\n  - oversubscription: {max: 1.3}\n"
+    )
+    path = write(tmp_path, "r.yaml", text)
+    code, checked, _ = run(["check", str(path)], capsys)
+    assert code == 1  # 4/3 is over 1.3
+    _, shown, _ = run(["design", "show", str(path)], capsys)
+    said = checked + shown
+    assert "as priced: oversubscription 4:3," in checked
+    assert "--oversubscription 4:3 " in checked  # the flag reads back as 4/3 to the bit
+    assert "<= 1.3:1  predicted 4:3  margin -2.6%" in checked  # (1.3 - 4/3) / 1.3
+    assert "oversubscription fed to the engine 4:3" in shown
+    assert "down:up per tier 4:3" in shown
+    assert "oversubscription 4:3 end to end" in shown
+    assert "1.33" not in said
+    _, data, _ = run(["design", "show", str(path), "--format", "json"], capsys)
+    shown_json = json.loads(data)
+    assert shown_json["oversubscription"] == 4 / 3
+    assert shown_json["fabric"]["oversubscription_per_tier"] == [4 / 3]
 
 
 def test_a_margin_of_a_floats_last_place_prints_in_powers_of_ten() -> None:
@@ -1450,9 +1483,7 @@ def test_a_ratio_the_switch_cannot_split_exactly_is_a_warning_at_its_key(
     assert wide.resolved.fabric is not None
     assert wide.resolved.fabric.oversubscription[0] == 36 / 28
     (warning,) = wide.warnings
-    assert "(133 down per 100 up needs 233 ports): split 36 down / 28 up, 1.29:1" in (
-        warning.message
-    )
+    assert "(133 down per 100 up needs 233 ports): split 36 down / 28 up, 9:7" in (warning.message)
     # design show says it among the fabric's notes
     code, out, _ = run(["design", "show", str(tmp_path / "x64-64-1.33.yaml")], capsys)
     assert code == 0

@@ -22,7 +22,14 @@ from ibcalc.engine.algorithms.alltoall import torus_ports, torus_shape
 from ibcalc.engine.base import Topology
 from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
 from ibcalc.errors import ClusterError, expect_type
-from ibcalc.units import article, fixed, format_bandwidth, format_time, plural
+from ibcalc.units import (
+    article,
+    fixed,
+    format_bandwidth,
+    format_oversubscription,
+    format_time,
+    plural,
+)
 
 __all__ = [
     "CATALOGUE_OVERRIDES_NOTE",
@@ -1411,8 +1418,8 @@ def _build_out(
                 )
             effect = "; ".join(parts)
         notes.append(
-            f"oversubscription {k:g}:1 end to end; {f:.0%} of each node's network traffic "
-            "assumed to cross the tapered uplinks "
+            f"oversubscription {format_oversubscription(k)} end to end; {f:.0%} of each node's "
+            "network traffic assumed to cross the tapered uplinks "
             + (
                 "(from {cross_leaf_fraction})"
                 if "cross_leaf_fraction" in spec.model_fields_set

@@ -25,7 +25,7 @@ from ibcalc.engine.types import HostCpu
 from ibcalc.errors import ClusterError
 from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import shown as echo
-from ibcalc.units import UNSIGNED_NUMBER, as_float
+from ibcalc.units import UNSIGNED_NUMBER, as_float, format_oversubscription
 
 __all__ = [
     "MAX_GPUS",
@@ -123,7 +123,7 @@ def parse_ratio(value: Any) -> float:
     if ratio < 1:
         # the inverse only where it is a ratio taken (1e-320 had suggested "inf:1")
         hint = (
-            f" (down:up; did you mean {1 / ratio:g}:1?)"
+            f" (down:up; did you mean {format_oversubscription(1 / ratio)}?)"
             if ratio > 0 and 1 / ratio <= MAX_OVERSUBSCRIPTION
             else ""
         )

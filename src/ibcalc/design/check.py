@@ -79,7 +79,13 @@ from ibcalc.facade import (
     nccl_tests_cap,
     simple_extrapolation_notes,
 )
-from ibcalc.units import format_ratio, format_size, memory_size, plural
+from ibcalc.units import (
+    format_oversubscription,
+    format_ratio,
+    format_size,
+    memory_size,
+    plural,
+)
 from ibcalc.yamlio import Document, by_position, load_yaml, validate, wrong_kind_problem
 
 __all__ = [
@@ -646,9 +652,10 @@ def cross_leaf_derivation(
         f2 = pod_fraction(sizing, domain_nodes=domain_nodes)
         text += (
             f"; {f2:.0%} of them sit outside the node's pod of {pod} nodes, across the "
-            f"{k2:g}:1 spine uplinks as well: the leaves slow traffic x{k1 * f:.3g} (k1 x f), "
+            f"{format_oversubscription(k2)} spine uplinks as well: the leaves slow traffic "
+            f"x{k1 * f:.3g} (k1 x f), "
             f"the spines x{k1 * k2 * f2:.3g} (k1 x k2 x f2), so the engine, given "
-            f"{k1 * k2:g}:1 end to end, gets f = "
+            f"{format_oversubscription(k1 * k2)} end to end, gets f = "
             f"{engine_fraction(sizing, domain_nodes=domain_nodes):.3g} (neighbour "
             f"traffic {neighbour_fraction(sizing, domain_nodes=domain_nodes):.3g}: as out of "
             f"a leaf group, out of a pod of {pod} nodes)"
@@ -813,8 +820,9 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
         tiers = design.fabric.oversubscription
         problems.add(
             ("fabric", "oversubscription"),
-            f"the tiers' ratios ({' x '.join(f'{r:g}:1' for r in tiers)}) multiply to "
-            f"{declared:g}:1 end to end, above the {MAX_OVERSUBSCRIPTION:g}:1 accepted",
+            f"the tiers' ratios ({ratios_text(tiers)}) "
+            f"multiply to {format_oversubscription(declared)} end to end, above the "
+            f"{format_oversubscription(MAX_OVERSUBSCRIPTION)} accepted",
         )
         problems.raise_if_any()
     cluster = _cluster(catalogue, design, problems, keys, declared)
@@ -1150,7 +1158,7 @@ def _no_taper(resolved: ResolvedDesign) -> str:
 def ratios_text(ratios: Sequence[float]) -> str:
     """Declared tier ratios as the file gives them: ``2:1``, ``2:1 x 2:1`` (the words of
     check's warning and of design show)."""
-    return " x ".join(f"{r:g}:1" for r in ratios)
+    return " x ".join(format_oversubscription(r) for r in ratios)
 
 
 def _gap_finding(
@@ -1388,8 +1396,8 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
     if sizing is not None and sizing.tiers < 3 and len(ratios) > 1 and ratios[1] != 1:
         problems.add(
             ("fabric", "oversubscription"),
-            f"the spine ratio {ratios[1]:g}:1 is not used: the sized fabric has "
-            f"{sizing.tiers} switch level{'s' if sizing.tiers != 1 else ''}, no spine uplinks; "
+            f"the spine ratio {format_oversubscription(ratios[1])} is not used: the sized fabric "
+            f"has {sizing.tiers} switch level{'s' if sizing.tiers != 1 else ''}, no spine uplinks; "
             "the predictions are without it (fabric.tiers: 3 builds a core)",
         )
     if sizing is not None and ratios:
@@ -1404,7 +1412,7 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
                 if words is not None:
                     problems.add(
                         ("fabric", "oversubscription"),
-                        f"{words}; the predictions use {d / u:.3g}:1",
+                        f"{words}; the predictions use {format_oversubscription(d / u)}",
                     )
     bws = per_gpu_bandwidths(cluster.topology)
     host, achievable = _gap_cap(resolved, bws)

@@ -65,6 +65,7 @@ from ibcalc.units import (
     MIN_BANDWIDTH_BPS,
     MIN_BANDWIDTH_TEXT,
     as_float,
+    format_oversubscription,
     plural,
 )
 
@@ -149,14 +150,15 @@ def inexact_split(tier: str, radix: int, asked: float, down: int, up: int) -> st
     """Words for a ``tier`` (``leaf``, ``spine``) whose ``asked`` down:up ratio has no exact
     split on ``radix`` ports, so that :func:`leaf_split` built ``down`` / ``up``, a smaller ratio;
     None where the split is exact. 20:1 on 8-port switches had been sized and priced as 7:1, and
-    1.33:1 on 64 ports as 36 / 28 (1.29:1), without a word."""
+    1.33:1 on 64 ports as 36 / 28 (9:7), without a word."""
     o = _ratio(asked)
     if Fraction(down, up) == o:
         return None
     return (
-        f"the {tier} ratio {asked:.6g}:1 has no exact split on {radix}-port switches "
+        f"the {tier} ratio {format_oversubscription(asked, 6)} has no exact split on "
+        f"{radix}-port switches "
         f"({o.numerator} down per {o.denominator} up needs {o.numerator + o.denominator} ports): "
-        f"split {down} down / {up} up, {down / up:.3g}:1, the nearest under it"
+        f"split {down} down / {up} up, {format_oversubscription(down / up)}, the nearest under it"
     )
 
 
@@ -453,8 +455,9 @@ def size_fat_tree(
         # traffic crossing both tapered tiers sees their product, which a design file caps as
         # it caps one ratio ([32, 32] had been sized: review DA)
         raise FabricError(
-            f"oversubscription {leaf_o:g}:1 x {spine_o:g}:1 is {leaf_o * spine_o:g}:1 end to end, "
-            f"more than {MAX_OVERSUBSCRIPTION:g}:1"
+            f"oversubscription {format_oversubscription(leaf_o)} x "
+            f"{format_oversubscription(spine_o)} is {format_oversubscription(leaf_o * spine_o)} "
+            f"end to end, more than {format_oversubscription(MAX_OVERSUBSCRIPTION)}"
         )
     d, u = leaf_split(radix, leaf_o)
     sd, su = leaf_split(radix, spine_o)
@@ -626,8 +629,8 @@ def _uniform_slowdown(sizing: FabricSizing, ratio: float) -> float:
 
 
 def _ratio_text(o: Fraction) -> str:
-    """``2:1`` for a ratio."""
-    return f"{o.numerator}:{o.denominator}"
+    """``2:1``, ``4:3``, ``1.3:1`` for a ratio, as every text prints one."""
+    return format_oversubscription(float(o))
 
 
 def _smallest(args: _Args, out: _Outputs, tiers: int | None) -> FabricSizing | None:

@@ -46,6 +46,7 @@ from ibcalc.units import (
     GB,
     MB,
     format_bandwidth,
+    format_oversubscription,
     format_ratio,
     format_size,
     format_time,
@@ -95,7 +96,7 @@ def format_quantity(value: float, unit: str) -> str:
     if unit == "x":
         return format_ratio(value)
     if unit == "down:up":
-        return f"{value:.3g}:1"
+        return format_oversubscription(value)
     if unit == "switches":
         return plural(round(value), "switch")
     return f"{value:g} {unit}"  # pragma: no cover
@@ -129,9 +130,16 @@ _EXACT_FACTORS = {
 _SUFFIX_FACTORS = {suffix: float(factor) for suffix, factor in _EXACT_FACTORS.items()}
 
 
+#: A down:up ratio printed as whole numbers (``4:3``), which :func:`_split` reads as 4/3 to 1
+_WHOLE_RATIO = re.compile(r"([0-9]+):([0-9]+)")
+
+
 def _split(text: str) -> tuple[float, str, float]:
     """(number, suffix, factor) of a :func:`format_quantity` text: ``5.43 ms`` -> (5.43, " ms",
     1e3); the suffix and its factor say which unit the text was printed in."""
+    whole = _WHOLE_RATIO.fullmatch(text)
+    if whole is not None:  # a ratio of whole numbers (format_oversubscription): 4:3
+        return int(whole[1]) / int(whole[2]), ":1", 1.0
     for suffix, factor in _SUFFIX_FACTORS.items():
         if (
             text.endswith(suffix)
@@ -246,6 +254,9 @@ def _required_ratio(value: float) -> str:
     ratio of whole numbers where one is the value to the bit (``4:3``, which had printed as
     ``1.33333333333:1``: review CC; a decimal of 13 digits near 4/3 keeps its digits, review
     CH: it had printed as ``4:3`` and failed against a declared 4:3)."""
+    usual = format_oversubscription(value)
+    if _split(usual)[0] == value:
+        return usual  # as every other text prints it (4:3, 1.5:1)
     text = _figure(value, 12)
     if float(text) != value:
         fraction = Fraction(value).limit_denominator(10_000)
@@ -390,7 +401,7 @@ def finding_detail(f: Finding) -> str:
         # product, which the collectives are priced at (a review: "as priced: 4:1" above a
         # "predicted 2:1" that passed a max of 2, with no word of the difference)
         through = (
-            f"; traffic crossing every tier sees {_end_to_end(basis.end_to_end, f.predicted)}:1 "
+            f"; traffic crossing every tier sees {_end_to_end(basis.end_to_end, f.predicted)} "
             "end to end, which the collectives are priced at"
             if basis.end_to_end > f.predicted
             else ""
@@ -636,7 +647,8 @@ def _header(check: DesignCheck) -> str:
         # an unsized 2:1 design read 10.5 ms for an all-reduce the same file with a switch
         # named prices at 5.41 ms, and nothing said every byte had been taken to cross (QA pass)
         return (
-            f"{header}\n  as priced: oversubscription {spec.oversubscription:g}:1, cross-leaf "
+            f"{header}\n  as priced: oversubscription "
+            f"{_priced(spec.oversubscription, check)}, cross-leaf "
             f"{spec.cross_leaf_fraction:.3g} (every byte crosses the tapered uplinks, the worst "
             "case: no switch is named to lay out the leaves; fabric.switch or fabric.radix "
             "sizes them and derives the share)"
@@ -652,7 +664,8 @@ def _header(check: DesignCheck) -> str:
         # a design asking 3:1 that fits one switch tier had read 'predicted 1:1' unexplained
         return (
             f"{header}\n  the sized fabric as priced: no oversubscription (1:1): the "
-            f"{declared:g}:1 asked has no tapered tier to apply to at this size"
+            f"{format_oversubscription(declared)} asked has no tapered tier to apply to at this "
+            "size"
         )
     every = spec.cross_leaf_fraction
     near = spec.neighbour_cross_leaf_fraction
@@ -669,11 +682,33 @@ def _header(check: DesignCheck) -> str:
         else ("", "")
     )
     return (
-        f"{header}\n  the sized fabric as priced: oversubscription {spec.oversubscription:g}:1, "
+        f"{header}\n  the sized fabric as priced: oversubscription "
+        f"{_priced(spec.oversubscription, check)}, "
         f"cross-leaf {every:.3g} (traffic to every peer), {near:.3g} (neighbour){unaligned[0]}; "
-        f"as flags: --oversubscription {_exact(spec.oversubscription)}:1 --cross-leaf "
+        f"as flags: --oversubscription {_ratio_flag(spec.oversubscription)} --cross-leaf "
         f"{_exact(every)} --cross-leaf-neighbour {_exact(near)}{unaligned[1]}"
     )
+
+
+def _priced(end_to_end: float, check: DesignCheck) -> str:
+    """The end-to-end taper the collectives are priced at, as the oversubscription gate's lines
+    give it beside the worst tier (:func:`_end_to_end`: 2.002:1 beside a tier of 2:1)."""
+    sized = check.resolved.fabric
+    fabric = check.design.fabric
+    tiers = (
+        sized.oversubscription if sized is not None else fabric.oversubscription if fabric else []
+    )
+    worst = max(tiers, default=1.0)
+    if end_to_end > worst:
+        return _end_to_end(end_to_end, worst)
+    return format_oversubscription(end_to_end)
+
+
+def _ratio_flag(value: float) -> str:
+    """A down:up ratio as a flag that reads back as the same float: as the text prints it
+    (``4:3``, ``2:1``) where it does, else every digit (``1.0156250000000002:1``)."""
+    text = format_oversubscription(value)
+    return text if _split(text)[0] == value else f"{_exact(value)}:1"
 
 
 def _exact(value: float) -> str:
@@ -708,7 +743,7 @@ def _line(f: Finding) -> str:
     basis = f.basis
     if isinstance(basis, OversubscriptionBasis) and basis.end_to_end > f.predicted:
         # what the collectives are priced at, beside the worst tier the gate judges
-        predicted += f" ({_end_to_end(basis.end_to_end, f.predicted)}:1 end to end, as priced)"
+        predicted += f" ({_end_to_end(basis.end_to_end, f.predicted)} end to end, as priced)"
     # a passing line carries no detail: say here that its busbw is not a wire rate
     equivalent = (
         "  (equivalent busbw, not a wire rate)" if f.passed and _equivalent_busbw(f) else ""
@@ -1024,14 +1059,14 @@ def schema_text(schema: dict[str, Any]) -> str:
 
 
 def _end_to_end(end_to_end: float, worst: float) -> str:
-    """The end-to-end taper with the digits the report's "as priced" line gives it (2.002, not
-    2), or as many more as tell it from the worst tier it exceeds (2.0000002 beside 2.0000001
-    had read '2', less than the tier, a review)."""
-    for digits in range(6, 16):
-        text = f"{end_to_end:.{digits}g}"
-        if text != f"{worst:.{digits}g}":
+    """The end-to-end taper as the report's "as priced" line gives it (``8:3``, ``2.5:1``), or
+    with as many more digits as tell it from the worst tier it exceeds (2.0000002 beside
+    2.0000001 had read '2', less than the tier, a review)."""
+    for digits in range(3, 16):
+        text = format_oversubscription(end_to_end, digits)
+        if _split(text)[0] > worst:  # (2.002 as 2.00:1 would read level with a tier of 2)
             return text
-    return f"{end_to_end!r}"  # pragma: no cover - 15 digits tell apart any two that differ
+    return f"{end_to_end!r}:1"  # pragma: no cover - 15 digits tell apart any two that differ
 
 
 def _tbps(bw_Bps: float) -> str:
@@ -1218,7 +1253,7 @@ def render_design_text(resolved: ResolvedDesign) -> str:
     sharp = out.sharp if out is not None else False
     lines.append(
         f"  SHARP {'on' if sharp else 'off'}; oversubscription fed to the engine "
-        f"{resolved.oversubscription:.3g}:1"
+        f"{format_oversubscription(resolved.oversubscription)}"
         # one NVL72 rack at 2:1 had read '1:1' here, its 2:1 nowhere (the assumptions say why)
         + (
             f" (fabric.oversubscription {ratios_text(resolved.design.fabric.oversubscription)} "
@@ -1253,7 +1288,7 @@ def render_design_text(resolved: ResolvedDesign) -> str:
                 f"({fab.rails} {'leaf' if fab.rails == 1 else 'leaves'} per SU)"
             )
         if fab.tiers > 1:
-            ratios = ", ".join(f"{r:.3g}:1" for r in fab.oversubscription)
+            ratios = ", ".join(format_oversubscription(r) for r in fab.oversubscription)
             lines.append(
                 f"  leaf ports: {fab.leaf_down} down / {fab.leaf_up} up; down:up per tier {ratios}"
             )
