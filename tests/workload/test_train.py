@@ -596,6 +596,35 @@ def test_context_parallel_all_gathers_kv(builtin_catalogue: Catalogue) -> None:
     assert _phase(result, "dp-allreduce").ranks == 16
 
 
+def test_the_gradient_group_is_called_dp_x_cp_with_context_parallelism(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """docs/workload.md, Placement: the gradients go over the dp x cp ranks holding the same
+    weights. tp 8, cp 2, dp 8 on 16 DGX H100: 16 ranks 8 apart, one in each node. Its note had
+    called them "dp group: 16 GPUs" beside dp 8; without cp the group is dp's alone."""
+    cluster = ClusterSpec(system="dgx-h100", nodes=16)
+    result = _run(builtin_catalogue, cluster, tp=8, cp=2, dp=8)
+    (note,) = _phase(result, "dp-allreduce").assumptions
+    assert note.startswith("dp x cp group: 16 GPUs, 1 in each of 16 scale-up domains;")
+    plain = _run(builtin_catalogue, cluster, tp=8, cp=1, dp=16)
+    (note,) = _phase(plain, "dp-allreduce").assumptions
+    assert note.startswith("dp group: 16 GPUs, 1 in each of 16 scale-up domains;")
+
+
+def test_a_dp_x_cp_group_that_does_not_place_is_refused_by_its_size(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """tp 1, cp 2, dp 6, pp 2 on 3 DGX H100: the gradients' 12 consecutive ranks do not tile the
+    8-GPU nodes. The refusal had read "{dp} 12", which the command line shows as "--dp 12" to
+    one who gave --dp 6."""
+    with pytest.raises(WorkloadError) as caught:
+        _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=3), tp=1, cp=2, dp=6, pp=2)
+    assert caught.value.field == "dp"
+    assert caught.value.template == (
+        "dp x cp = 12 does not divide into groups of 8 per 8-GPU scale-up domain"
+    )
+
+
 def test_a_gating_stage_without_experts_is_said_to_have_no_expert_phase(
     builtin_catalogue: Catalogue,
 ) -> None:

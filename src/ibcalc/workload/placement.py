@@ -166,6 +166,7 @@ def place_group(
     span: int | None = None,
     aligned: bool = True,
     senders: int | None = None,
+    label: str | None = None,
 ) -> Placement:
     """The sub-cluster of a group of ``size`` ranks ``stride`` apart (see the module doc).
 
@@ -178,17 +179,21 @@ def place_group(
     :class:`WorkloadError` naming ``name`` when the job's groups of this shape do not divide
     evenly into the cluster's scale-up domains. ``senders``: how many of a domain's groups send
     across it at once, where not all of them do (a pipeline's crossing boundary: a stage's
-    GPUs), for the note; by default every group the domain holds.
+    GPUs), for the note; by default every group the domain holds. ``label``: what the notes
+    and messages call the group where that is not its field ``name`` (the gradients' group of
+    ``dp x cp`` ranks with context parallelism).
     """
+    # the group's size as the user gave it: a flag ("--dp 8"), or what the label multiplies out
+    # to ("dp x cp = 12": "--dp 12" had been said of --dp 6 --cp 2)
+    sized = f"{{{name}}} {size}" if label is None else f"{label} = {size}"
+    label = label or name
     if size < 2:
-        raise WorkloadError(f"a {name} group needs at least 2 ranks", field=name)
+        raise WorkloadError(f"a {label} group needs at least 2 ranks", field=name)
     topo = parent.topology
     d = topo.m
     sites = topo.sites if across_sites else 1
     if size % sites:
-        raise WorkloadError(
-            f"{{{name}}} {size} ranks cannot be split evenly over {sites} sites", field=name
-        )
+        raise WorkloadError(f"{sized} ranks cannot be split evenly over {sites} sites", field=name)
     per_site = size // sites
     block = size * stride  # each group and its stride - 1 neighbours hold this many ranks
     if span is not None and span <= d:
@@ -196,33 +201,32 @@ def place_group(
         per_domain = per_site
     elif stride < d and block < d and d % block:
         what = (
-            f"{{{name}}} {size} does not divide"
+            f"{sized} does not divide"
             if stride == 1
-            else f"{name} groups of {size} ranks {stride} apart span {block} ranks, which do "
+            else f"{label} groups of {size} ranks {stride} apart span {block} ranks, which do "
             "not divide"
         )
         raise WorkloadError(
-            f"{what} the {d}-GPU scale-up domain: some {name} groups would straddle two domains",
+            f"{what} the {d}-GPU scale-up domain: some {label} groups would straddle two domains",
             field=name,
         )
     elif stride >= d:
         if stride % d:
             raise WorkloadError(
-                f"{name} ranks {stride} apart straddle the {d}-GPU scale-up domains unevenly",
+                f"{label} ranks {stride} apart straddle the {d}-GPU scale-up domains unevenly",
                 field=name,
             )
         per_domain = 1
     else:
         if d % stride:
             raise WorkloadError(
-                f"{name} ranks {stride} apart do not tile the {d}-GPU scale-up domain",
+                f"{label} ranks {stride} apart do not tile the {d}-GPU scale-up domain",
                 field=name,
             )
         per_domain = min(per_site, d // stride)
     if per_site % per_domain:
         raise WorkloadError(
-            f"{{{name}}} {size} does not divide into groups of {per_domain} per "
-            f"{d}-GPU scale-up domain",
+            f"{sized} does not divide into groups of {per_domain} per {d}-GPU scale-up domain",
             field=name,
         )
     domains = per_site // per_domain * sites
@@ -262,11 +266,11 @@ def place_group(
             # a serving instance of 8 GPUs in an NVL72 rack had read "inside one 8-GPU
             # scale-up domain" beside "one gb200-nvl72 NVLink domain of up to 72" (a review)
             notes.append(
-                f"{name} group: {size} GPUs inside one {whole}-GPU scale-up domain "
+                f"{label} group: {size} GPUs inside one {whole}-GPU scale-up domain "
                 f"({preset.id}; the job holds {d} of its GPUs)"
             )
         else:
-            notes.append(f"{name} group: {size} GPUs inside one {d}-GPU scale-up domain")
+            notes.append(f"{label} group: {size} GPUs inside one {d}-GPU scale-up domain")
         sub = _sub_cluster(catalogue, parent, one)
         return Placement(sub, "scale-up", per_domain, 1, notes)
 
@@ -326,7 +330,7 @@ def place_group(
         if fu is None or fu <= parent.spec.cross_leaf_fraction or per_domain == 1:
             fields["unaligned_cross_leaf_fraction"] = 0.0
         notes.append(
-            f"{name} group: its {block // gpn} node{'s' if block // gpn != 1 else ''} sit under "
+            f"{label} group: its {block // gpn} node{'s' if block // gpn != 1 else ''} sit under "
             f"one leaf group of {leaf} ({{leaf_group_nodes}}): its rail-aligned traffic stays on "
             "the leaves, clear of the tapered uplinks"
         )
@@ -343,7 +347,7 @@ def place_group(
     )
     whose = "its " if senders is None else ""
     notes.append(
-        f"{name} group: {size} GPUs, {per_domain} in each of {domains} scale-up domains; "
+        f"{label} group: {size} GPUs, {per_domain} in each of {domains} scale-up domains; "
         f"{sharing} {whose}{out.nics_per_domain} x {out.link_id}: {nic_total:g} NIC"
         f"{'s' if nic_total != 1 else ''} each"
     )
@@ -363,7 +367,7 @@ def place_group(
         )
         groups_per_site = ranks_per_site // per_site
         notes.append(
-            f"{name} group spans {sites} sites, {per_site} GPU{'s' if per_site != 1 else ''} in "
+            f"{label} group spans {sites} sites, {per_site} GPU{'s' if per_site != 1 else ''} in "
             f"each; {groups_per_site} "
             f"such group{'s' if groups_per_site != 1 else ''} per site "
             f"share{'s' if groups_per_site == 1 else ''} its "

@@ -342,6 +342,8 @@ class _Group(NamedTuple):
     stages: int | None = None
     #: the pipeline's last stage sends to its first (interleaved 1F1B: chunk k pp - 1 to k pp)
     wraps: bool = False
+    #: what the notes call the group, where not ``name`` (the field at fault in a refusal)
+    label: str | None = None
 
 
 class _Builder:
@@ -555,6 +557,7 @@ def _placed(
             group.stride,
             across_sites=group.across_sites,
             span=span,
+            label=group.label,
         )
     except WorkloadError as exc:
         # kept without its traceback, whose frames hold the search that first asked (its
@@ -1610,7 +1613,10 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
         # one micro-batch: priced once, but the pairing is refused all the same (review CF:
         # --compare marked the layout, the one-layout run said nothing)
         b.notes.append(f"ZeRO-{zero} with pipeline parallelism: {_DEEPSPEED_PIPE}")
-    flat_group = _Group("dp", ranks, tp * (pp if b.dp_last else 1))
+    # the gradients' group: with context parallelism the dp x cp ranks holding the same weights,
+    # so called in the notes ("dp group: 8 GPUs" had been said of dp 4, cp 2)
+    label = "dp x cp" if cp > 1 else None
+    flat_group = _Group("dp", ranks, tp * (pp if b.dp_last else 1), label=label)
     holders = _Group("edp", dp // ep, tp * ep) if dp // ep > 1 else None
 
     def split_parts(shared: float, routed: float) -> list[tuple[_Group, str, float]]:
@@ -1681,7 +1687,9 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
         return
     for name, coll, size, dtype, count, window in plan:
         if not hierarchical:
-            flat = _Group("dp", ranks, tp * (pp if b.dp_last else 1), across_sites=sites > 1)
+            flat = _Group(
+                "dp", ranks, tp * (pp if b.dp_last else 1), across_sites=sites > 1, label=label
+            )
             b.add_hidden(flat, name, coll, size, dtype=dtype, count=count, window=window)
             continue
         local = dp_site * cp
@@ -1711,13 +1719,13 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
             if where == "site":
                 if local < 2:
                     continue
-                site = _Group("dp", local, tp)
+                site = _Group("dp", local, tp, label=label)
                 b.add_hidden(
                     site, step_name, step_coll, step_size, dtype=dtype, count=count, window=window
                 )
             else:
                 b.add_hidden(
-                    _Group("dp", sites, wan_stride, across_sites=True),
+                    _Group("dp", sites, wan_stride, across_sites=True, label=label),
                     step_name,
                     step_coll,
                     step_size,
