@@ -41,7 +41,7 @@ from ibcalc.render.stream import (
     left_out,
     unit_wrap,
 )
-from ibcalc.render.words import LINK_KEYS, links_words
+from ibcalc.render.words import LINK_KEYS, allreduce_words, links_words
 from ibcalc.units import (
     GB,
     format_bandwidth,
@@ -1438,8 +1438,7 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     console.print(
         Text(
             f"slowdown across {unit}s: {format_ratio(data['slowdown'])} "
-            f"({format_size(data['allreduce_size_bytes'])} all-reduce in "
-            f"{data['allreduce_dtype']}{more})",
+            f"({allreduce_words(data['allreduce_size_bytes'], data['allreduce_dtype'])}{more})",
             style="bold",
         )
     )

@@ -31,7 +31,7 @@ from ibcalc.engine.types import Algorithm, Collective, Estimate
 from ibcalc.errors import OutputError, PlotError
 from ibcalc.fileio import ReadRefused, check_output, read_regular, write_output
 from ibcalc.gap import GapResult
-from ibcalc.render.words import LINK_KEYS, links_words
+from ibcalc.render.words import LINK_KEYS, allreduce_words, links_words
 from ibcalc.textsafe import printable
 from ibcalc.units import (
     BITS_PER_BYTE,
@@ -1142,8 +1142,11 @@ def plot_gap(path: str | Path, results: Sequence[GapResult], *, title: str | Non
                 f"{r.intra} vs {r.inter} per GPU, per direction ({r.gpus_per_node} GPUs and "
                 f"{links})\n"
                 f"gap {format_ratio(r.ratio_line)} at line rate, "
-                f"{format_ratio(r.ratio_achievable)} achievable; "
-                f"a 1 GB all-reduce is {format_ratio(r.slowdown)} slower across {across}"
+                f"{format_ratio(r.ratio_achievable)} achievable\n"
+                # a line of its own: with the element type beside it, a WAN's 'sites' had
+                # gone past the figure's edge
+                f"a {allreduce_words(r.allreduce_size_bytes, r.allreduce_dtype)} is "
+                f"{format_ratio(r.slowdown)} slower across {across}"
             )
         else:
             title = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ibcalc.units import format_size
+
 #: What :func:`links_words` reads of an estimate (or a sweep group's JSON).
 LINK_KEYS = ("gpus_per_node", "intra", "nodes", "domains", "inter", "sites", "wan")
 
@@ -28,3 +30,9 @@ def links_words(
     if sites > 1 and wan:
         parts.append(f"{wan} between {sites} sites")
     return ", ".join(parts) or "one GPU"
+
+
+def allreduce_words(size_bytes: float, dtype: str) -> str:
+    """``1 GB all-reduce in fp32``: gap's all-reduce, as its text report and its plot name it
+    (the plot's title had left the element type out)."""
+    return f"{format_size(size_bytes)} all-reduce in {dtype}"
