@@ -106,18 +106,25 @@ def test_kind_before_show_is_refused(capsys: pytest.CaptureFixture[str]) -> None
     assert err.startswith("error: unknown kind 'bogus'")
 
 
-def test_an_unknown_kind_is_offered_the_closest(capsys: pytest.CaptureFixture[str]) -> None:
-    """Every other choice's refusal names the likely one (--recompute ful: full), bare as an
-    unknown --system's are (it had been quoted, 'scale-out'); --kind scaleout had only listed
-    the kinds. The likely one leads the one parenthetical ('(use ...) (did you mean
-    scale-out?)' had been two in a row)."""
-    err = main_error(["links", "--kind", "scaleout"], capsys)
-    assert err == (
-        "error: unknown kind 'scaleout' (did you mean scale-out? use scale-up, scale-out, host, "
-        "wan)\n"
-    )
-    err = main_error(["links", "--kind", "fast"], capsys)
-    assert err == "error: unknown kind 'fast' (use scale-up, scale-out, host, wan)\n"
+@pytest.mark.parametrize(
+    ("kind", "hint"),
+    [
+        # near misses: the kinds the shared suggestion finds, as '--fabric ndrr' is answered
+        ("scaleout", "(did you mean scale-out, scale-up?)"),
+        ("scale", "(did you mean scale-up, scale-out?)"),
+        # far misses and nothing: every kind, as an unknown algorithm's refusal lists them
+        ("zzzz", "(known: scale-up, scale-out, host, wan)"),
+        ("", "(known: scale-up, scale-out, host, wan)"),
+    ],
+)
+def test_an_unknown_kind_is_refused_as_an_unknown_name_is(
+    kind: str, hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--kind's hint had been built by hand, '(did you mean scale-out? use scale-up, scale-out,
+    host, wan)', where an unknown link or system is offered the closest names alone ('unknown
+    link 'ndrr' (did you mean ndr, ndr200, xdr?)'); the same suggestion answers both now."""
+    err = main_error(["links", "--kind", kind], capsys)
+    assert err == f"error: unknown kind '{kind}' {hint}\n"
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,11 @@ from typing import Annotated
 
 import typer
 
-from ibcalc.catalogue.load import find_link, find_storage, find_system
+from ibcalc.catalogue.load import find_link, find_storage, find_system, suggest
 from ibcalc.catalogue.models import LinkKind
 from ibcalc.cli.boundary import CliUsageError, guard
 from ibcalc.cli.options import FORMAT_TABLE, CatalogueOpt, FormatOpt, OutputFormat, catalogue_of
+from ibcalc.errors import UnknownNameError
 from ibcalc.render.console import (
     render_link,
     render_links,
@@ -24,7 +25,6 @@ from ibcalc.render.console import (
     render_system,
     render_systems,
 )
-from ibcalc.textsafe import closest, shown
 
 __all__ = ["register"]
 
@@ -72,10 +72,10 @@ def _kind(name: str | None) -> LinkKind | None:
         return LinkKind(name.strip().lower())  # any case, as --fabric NDR is taken
     except ValueError:
         kinds = [kind.value for kind in LinkKind]
-        # the hint every other choice's refusal carries ('scaleout' had not been offered scale-out)
-        near = closest(name, kinds)
-        offer = f"did you mean {near}? " if near is not None else ""
-        raise CliUsageError(f"unknown kind {shown(name)} ({offer}use {', '.join(kinds)})") from None
+        # refused as an unknown link or system is, through the same suggestion: the close kinds,
+        # else every kind ('scaleout' had been offered its kind before a list of all four)
+        close = suggest(name, kinds)
+        raise UnknownNameError("kind", name, close or kinds, close=bool(close)) from None
 
 
 @links_app.callback(invoke_without_command=True)
