@@ -536,8 +536,29 @@ def test_a_tapered_core_slows_only_the_traffic_that_reaches_it(
         for name, r in resolved.items()
     }
     assert times["tapered"] == times["flat"]
-    notes = render_design_text(resolved["tapered"])
-    assert f"{f2:.0%} of them sit outside the node's pod of {min(nodes, 48 * 32)} nodes" in notes
+    notes = " ".join(render_design_text(resolved["tapered"]).split())
+    pod = min(nodes, 48 * 32)
+    assert f"pod share f2 {f2:.0%}, the peers outside the node's pod of {pod} nodes" in notes
+
+
+def test_three_tiers_name_the_leaf_share_apart_from_the_cross_leaf_fraction(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """200 DGX H100 on three tiers at [1, 4]: the leaves' share is f1 = (200 - 32) / 199 = 84 %,
+    the engine's cross-leaf fraction f = max(1 x f1, 4 x 0) / 4 = 0.211, which the JSON gives as
+    cross_leaf_fraction and the line above the derivation as 21 %. The derivation had opened
+    "cross-leaf fraction 84%": two figures under one name in one report."""
+    path = write(tmp_path, "t.yaml", THREE_TIERS.format(nodes=200, core=4))
+    design, doc = load_design(path, catalogue=builtin_catalogue)
+    resolved = resolve_design(design, doc, builtin_catalogue)
+    f = 168 / 199 / 4
+    assert design_dict(resolved)["cross_leaf_fraction"] == pytest.approx(f)
+    notes = " ".join(render_design_text(resolved).split())
+    assert "21% of each node's network traffic assumed to cross the tapered uplinks" in notes
+    assert "at the leaf tier: leaf share f1 84% = (nodes - group) / (nodes - 1) = 168/199" in notes
+    assert "the leaves slow traffic x0.844 (k1 x f1)" in notes
+    assert "gets the cross-leaf fraction f = 0.211" in notes
+    assert "cross-leaf fraction 84%" not in notes
 
 
 # --- problems at their keys -------------------------------------------------------------------

@@ -622,8 +622,14 @@ def cross_leaf_derivation(
             f"the worst leaf group's mean share of network peers (the {sizing.nodes - domain_nodes}"
             f" outside a node's {domain_nodes}-node scale-up domain) behind other leaves"
         )
+    ratios = sizing.oversubscription
+    # with three tapered tiers the leaves' share f1 is not the cross-leaf fraction the engine
+    # gets (f, said last): 200 DGX H100 at [1, 4] had read "cross-leaf fraction 84%" here and
+    # 21% (JSON cross_leaf_fraction 0.211) a line above
+    three = sizing.tiers >= 3 and len(ratios) >= 2
     text = (
-        f"cross-leaf fraction {f:.0%} = {share}, the rail-aligned peers outside a node's group "
+        ("at the leaf tier: leaf share f1 " if three else "cross-leaf fraction ")
+        + f"{f:.0%} = {share}, the rail-aligned peers outside a node's group "
         f"of {group} ({how}); "
         "it stands for traffic to every peer (all-to-all with PXN, recursive halving-doubling, "
         "PAT); "
@@ -645,17 +651,16 @@ def cross_leaf_derivation(
                 f", 1 - (1 - f2)/{r} of it the spines, so the engine gets {fu:.3g} for it "
                 "beside the end-to-end ratio"
             )
-    ratios = sizing.oversubscription
-    if sizing.tiers >= 3 and len(ratios) >= 2:
+    if three:
         k1, k2 = ratios[0], ratios[1]
         pod = min(sizing.nodes, sizing.spine_down * group)
         f2 = pod_fraction(sizing, domain_nodes=domain_nodes)
         text += (
-            f"; {f2:.0%} of them sit outside the node's pod of {pod} nodes, across the "
-            f"{format_oversubscription(k2)} spine uplinks as well: the leaves slow traffic "
-            f"x{k1 * f:.3g} (k1 x f), "
+            f"; at the spine tier: pod share f2 {f2:.0%}, the peers outside the node's pod of "
+            f"{pod} nodes, across the {format_oversubscription(k2)} spine uplinks as well: the "
+            f"leaves slow traffic x{k1 * f:.3g} (k1 x f1), "
             f"the spines x{k1 * k2 * f2:.3g} (k1 x k2 x f2), so the engine, given "
-            f"{format_oversubscription(k1 * k2)} end to end, gets f = "
+            f"{format_oversubscription(k1 * k2)} end to end, gets the cross-leaf fraction f = "
             f"{engine_fraction(sizing, domain_nodes=domain_nodes):.3g} (neighbour "
             f"traffic {neighbour_fraction(sizing, domain_nodes=domain_nodes):.3g}: as out of "
             f"a leaf group, out of a pod of {pod} nodes)"
