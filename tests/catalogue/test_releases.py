@@ -129,15 +129,18 @@ def test_outside_the_table_the_builtin_constants_stay(version: str, words: str) 
     assert words in params.origins[-1]
 
 
+_COLLNETS = {Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN}  # 2.6.4
+_PXN_ON = {Algorithm.PXN, Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}  # 2.12.7 on
+
+
 @pytest.mark.parametrize(
     ("version", "without"),
     [
-        (
-            "2.3",
-            {Algorithm.TREE, Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT, Algorithm.PXN},
-        ),
-        ("2.8.4", {Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT, Algorithm.PXN}),
-        ("2.12.6", {Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT, Algorithm.PXN}),
+        ("2.3", {Algorithm.TREE, *_COLLNETS, *_PXN_ON}),
+        ("2.5.7", {*_COLLNETS, *_PXN_ON}),
+        ("2.6.4", _PXN_ON),
+        ("2.8.4", _PXN_ON),
+        ("2.12.6", _PXN_ON),
         ("2.12.7", {Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}),
         ("2.16.5", {Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}),
         ("2.17", {Algorithm.NVLS_TREE, Algorithm.PAT}),  # every 2.17 patch: 2.17.1 added NVLS
@@ -148,8 +151,8 @@ def test_outside_the_table_the_builtin_constants_stay(version: str, words: str) 
     ],
 )
 def test_a_release_runs_only_the_algorithms_it_has(version: str, without: set[Algorithm]) -> None:
-    # trees came with 2.4.2, PXN with 2.12.7, NVLS with 2.17.1, NVLSTree with 2.18.1, PAT with
-    # 2.23.4 (release notes)
+    # trees came with 2.4.2, CollNet with 2.6.4, PXN with 2.12.7, NVLS with 2.17.1, NVLSTree with
+    # 2.18.1, PAT with 2.23.4 (release notes)
     params = for_release(builtin_cost_params(), version)
     algorithms = params.tuner_view().nccl_tuner.algorithms
     assert {a for a, on in algorithms.items() if not on} == without
@@ -176,6 +179,27 @@ def test_a_release_without_pat_never_picks_it_and_refuses_it(
         "NCCL 2.21.5 predates pat (first in 2.23.4: NVIDIA/nccl v2.23.4-1 release notes" in message
     )
     assert message.count("\n") == 1
+
+
+def test_a_release_before_collnet_does_not_pick_sharp(capsys: pytest.CaptureFixture[str]) -> None:
+    """2 x DGX H100 with --sharp, all-reduce of 1 MiB: NCCL added network collectives (CollNet)
+    in 2.6.4, yet under --nccl-version 2.3.7 (rings only) or 2.5.7 the choice had been
+    collnet/Simple, 49.4 us. Before 2.6.4 the choice is what the release has: ring/LL128 on
+    2.3.7 (90.6 us), tree/LL128 on 2.5.7 (72.7 us, as without --sharp); forcing CollNet is
+    refused."""
+    args = ["allreduce", "--size", "1MiB", "--system", "dgx-h100", "-N", "2", "--sharp"]
+    for version, algorithm, protocol, time_us in (
+        ("2.3.7", "ring", "LL128", 90.6),
+        ("2.5.7", "tree", "LL128", 72.7),
+        ("2.6.4", "collnet", "Simple", 49.4),
+    ):
+        main([*args, "--format", "json", "--nccl-version", version])
+        out = json.loads(capsys.readouterr().out)
+        assert (out["algorithm"], out["protocol"]) == (algorithm, protocol)
+        assert out["time_s"] == pytest.approx(time_us * US, abs=0.05 * US)
+    message = main_error([*args, "--algo", "collnet", "--nccl-version", "2.5.7"], capsys)
+    assert message.startswith("error: collnet does not apply to all_reduce")
+    assert "collnet (first in 2.6.4: NVIDIA/nccl v2.6.4-1 release notes" in message
 
 
 def test_a_release_before_pxn_sends_all_to_all_pairwise(
