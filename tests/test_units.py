@@ -838,6 +838,41 @@ def test_format_near_one_keeps_a_ratio_near_one_from_reading_as_a_tie(
     assert format_near_one(ratio) == text
 
 
+@pytest.mark.parametrize(
+    ("share", "text"),
+    [
+        # below 10 %: two significant figures of the percentage, trailing zero kept
+        (0.00781, "0.78%"),  # 0.781 % -> 0.78 (had read 1%)
+        (0.004, "0.40%"),  # 0.4 % -> 0.40 (had read 0%)
+        (1 / 32, "3.1%"),  # 3.125 % -> 3.1
+        (1 / 80, "1.3%"),  # 1.25 % -> 1.3 (half up)
+        (0.05, "5.0%"),
+        (0.0000123, "0.0012%"),
+        (0.000999, "0.10%"),  # 0.0999 % rounds to 0.100: two figures are 0.10
+        (0.0996, "10%"),  # 9.96 % rounds to 10: whole percent from there
+        (0.0994, "9.9%"),
+        # from 10 % up: whole percent, half up
+        (0.1, "10%"),
+        (0.125, "13%"),  # 12.5 % -> 13
+        (0.5, "50%"),
+        (168 / 199, "84%"),  # 84.4 %
+        (0.994, "99%"),
+        # a share below 1 never reads 100 %: the decimals that keep it below
+        (0.995, "99.5%"),  # 99.5 % would round to 100
+        (0.999, "99.9%"),
+        (0.9996, "99.96%"),
+        (1.0, "100%"),
+        (0.0, "0%"),
+    ],
+)
+def test_format_share_never_reads_a_small_share_as_none_or_round(share: float, text: str) -> None:
+    """Shares had printed with ``:.0%``: 0.0078 as '1%' beside '1/32 of it (3.12%)', 0.004 as
+    '0%' (none crossing) in a design's and an estimate's notes (a review)."""
+    from ibcalc.units import format_share
+
+    assert format_share(share) == text
+
+
 def test_a_size_or_distance_unit_matched_only_by_unicode_case_folding_is_not_understood() -> None:
     """The Kelvin sign folds to k under re.IGNORECASE: '1 <Kelvin>B' had read as 1 KB and
     '8 <Kelvin>m' as 8 km (a review); only ASCII letters name a unit."""

@@ -45,6 +45,7 @@ __all__ = [
     "format_number",
     "format_oversubscription",
     "format_ratio",
+    "format_share",
     "format_size",
     "format_time",
     "format_us",
@@ -757,6 +758,31 @@ def format_near_one(value: float) -> str:
     while f"{value:.{digits}f}" == f"{1:.{digits}f}" and digits < 9:
         digits += 1
     return f"{value:.{digits}f}x"
+
+
+def format_share(value: float) -> str:
+    """A share of a whole (traffic crossing the uplinks, peers behind other leaves) as a
+    percentage: whole from 10 % up (``84%``), two significant figures below (``3.1%``,
+    ``0.78%``, ``0.40%``), so that a nonzero share never reads ``0%`` nor a small one as a
+    round figure, and the decimals that keep a share below 1 from reading ``100%``
+    (``99.9%``). ``:.0%`` had printed 0.0078 as ``1%`` beside a ``3.12%`` and 0.004 as ``0%``
+    (a review)."""
+    if not math.isfinite(value) or value == 0:
+        return f"{value:.0%}"
+    percent = value * 100
+    magnitude = math.floor(math.log10(abs(percent)))
+    if magnitude < 1:
+        # two figures in fixed point, the decimals chosen after rounding (0.0999 % is 0.10 %,
+        # not 0.100 %; 9.96 % is 10 %)
+        text = fixed(percent, 1 - magnitude)
+        if abs(float(text)) >= 10 ** (magnitude + 1):  # carried into a new digit
+            text = fixed(percent, max(0, -magnitude))
+        if abs(float(text)) < 10:
+            return f"{text}%"
+    digits = 0
+    while value < 1 and float(fixed(percent, digits)) >= 100 and digits < 9:
+        digits += 1
+    return f"{fixed(percent, digits)}%"
 
 
 _COUNT_RE = lazy_pattern(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]?)\s*$")

@@ -786,6 +786,25 @@ def test_oversubscription_reaches_the_scale_out_tier() -> None:
     assert not any("cross_leaf" in note for note in plain.assumptions)
 
 
+def test_a_small_cross_leaf_share_does_not_read_as_none() -> None:
+    """4 DGX H100 at 4:1 with 0.4 % of the traffic crossing the leaves: the note had said '0% of
+    each node's network traffic assumed to cross' (``:.0%``), and a neighbour share of
+    1/128 = 0.78125 % '1%'; two figures below 10 %: 0.40 % and 0.78 %."""
+    spec = ClusterSpec(
+        system="dgx-h100",
+        nodes=4,
+        oversubscription=4,
+        cross_leaf_fraction=0.004,
+        neighbour_cross_leaf_fraction=1 / 128,
+    )
+    notes = " ".join(resolve_cluster(CAT, spec).assumptions)
+    assert "oversubscription 4:1 end to end; 0.40% of each node's network traffic" in notes
+    assert "neighbour traffic (ring, tree, SHARP, send/recv; 0.78% of it crosses)" in notes
+    # k x f = 4 x 0.004 = 0.016, 4 / 128 = 0.03125: the figures beside them are unchanged
+    assert "(k x f = 0.016 <= 1)" in notes
+    assert "(k x f = 0.0312 <= 1)" in notes
+
+
 # --- errors name the field at fault --------------------------------------------------------
 
 

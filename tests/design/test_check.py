@@ -454,15 +454,16 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
         # SN5600 run as 128 x 400 GbE at 2:1, 80 down ports (84 / 42 would take 22 switches,
         # 80 / 40 takes 21, both unslowed); rail-optimized, one SU of 80 nodes shares each
         # rail's leaf: f = (128 - 80) / 127 = 38 %, k x f = 0.756 (to every peer); ring, tree
-        # and SHARP traffic leaves the SU over one edge per channel: f = 1/80, k x f = 0.025;
-        # off its rail 1 - (1 - 48/127)/8 = 0.922, k x f = 1.84
+        # and SHARP traffic leaves the SU over one edge per channel: f = 1/80 = 1.25 %, printed
+        # to two figures as 1.3 % (it had read 1 %), k x f = 0.025; off its rail
+        # 1 - (1 - 48/127)/8 = 0.922, k x f = 1.84
         (
             True,
             48,
             "a rail-optimized leaf serves one rail of an SU of 80 nodes",
             "traffic to every peer (all-to-all with PXN, recursive halving-doubling, PAT) is not "
-            "slowed (k x f = 0.756 <= 1); neighbour traffic (ring, tree, SHARP, send/recv; 1% of "
-            "it crosses) is not slowed (k x f = 0.025 <= 1); traffic off its rail (all-to-all "
+            "slowed (k x f = 0.756 <= 1); neighbour traffic (ring, tree, SHARP, send/recv; 1.3% "
+            "of it crosses) is not slowed (k x f = 0.025 <= 1); traffic off its rail (all-to-all "
             "without PXN; 92% of it crosses) runs x1.84 slower",
         ),
         # otherwise 80 down / 40 up (18 switches, 84 / 42 takes 19): a leaf serves 80 // 8 = 10
@@ -559,6 +560,24 @@ def test_three_tiers_name_the_leaf_share_apart_from_the_cross_leaf_fraction(
     assert "the leaves slow traffic x0.844 (k1 x f1)" in notes
     assert "gets the cross-leaf fraction f = 0.211" in notes
     assert "cross-leaf fraction 84%" not in notes
+
+
+def test_three_tiers_print_the_neighbour_share_to_two_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """200 DGX H100 on three tiers at [1, 4]: neighbour traffic leaves a 32-node group over one
+    edge per channel (f1 = 1/32 = 3.125 %), and the engine gets f = max(1 x 1/32, 4 x 0) / 4 =
+    1/128 = 0.78125 % of it crossing. design show had printed '1% of it crosses' a line above
+    '1/32 of it (3.12%)'; both are now two figures: 0.78 % and 3.1 %."""
+    path = write(tmp_path, "t.yaml", THREE_TIERS.format(nodes=200, core=4))
+    code, out, _ = run(["design", "show", str(path)], capsys)
+    assert code == 0
+    text = " ".join(out.split())
+    assert "neighbour traffic (ring, tree, SHARP, send/recv; 0.78% of it crosses)" in text
+    assert "over one edge per channel: 1/32 of it (3.1%) crosses" in text
+    # f = (200 - 32) / 199 / 4 = 21.1 %: whole percent, as before
+    assert "21% of each node's network traffic assumed to cross" in text
+    assert "; 1% of it crosses" not in text
 
 
 # --- problems at their keys -------------------------------------------------------------------
@@ -1279,7 +1298,7 @@ def test_a_layout_where_every_peer_crosses_still_gives_its_neighbour_share(
     code, out, _ = run(["design", "show", str(path)], capsys)
     assert code == 0
     assert "assumed to cross the tapered uplinks (from the fabric layout)" in out
-    assert "the next domain (the last domain to the first): 100.00% of it crosses" in out
+    assert "the next domain (the last domain to the first): 100% of it crosses" in out
 
 
 def test_a_neighbour_fraction_given_on_the_command_line(builtin_catalogue: Catalogue) -> None:

@@ -577,6 +577,16 @@ def test_host_options_that_slow_a_kv_transfer_are_not_said_to_change_nothing(
     (kv_calm,) = [p for p in calm.phases if p.name == "kv-transfer"]
     assert kv_calm.time_s == kv_plain.time_s
     assert any(n.endswith("not slowed (k x f = 0.6 <= 1)") for n in calm.assumptions)
+    # a small share reads as two figures, not none: 0.4 % had read "0% of the KV transfer"
+    tiny = cluster.model_copy(update={"oversubscription": 2.0, "cross_leaf_fraction": 0.004})
+    small = infer(
+        builtin_catalogue, serving_cluster(builtin_catalogue, tiny, 4, disaggregated=True), spec
+    )
+    assert any(
+        n.startswith("oversubscription 2:1 and 0.40% of the KV transfer")
+        and n.endswith("not slowed (k x f = 0.008 <= 1)")
+        for n in small.assumptions
+    )
     # a cross-leaf share without a taper changes nothing, and says so
     share = cluster.model_copy(update={"cross_leaf_fraction": 0.5})
     shared = infer(

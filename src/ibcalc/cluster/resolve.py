@@ -27,6 +27,7 @@ from ibcalc.units import (
     fixed,
     format_bandwidth,
     format_oversubscription,
+    format_share,
     format_time,
     plural,
 )
@@ -1408,18 +1409,18 @@ def _build_out(
             ]
             if fn is not None:
                 parts.append(
-                    f"neighbour traffic (ring, tree, SHARP, send/recv; {fn:.0%} of it crosses) "
-                    f"{_slowed(k, fn)}"
+                    "neighbour traffic (ring, tree, SHARP, send/recv; "
+                    f"{format_share(fn)} of it crosses) {_slowed(k, fn)}"
                 )
             if fu is not None and off:
                 parts.append(
-                    f"traffic off its rail (all-to-all without PXN; {fu:.0%} of it crosses) "
-                    f"{_slowed(k, fu)}"
+                    "traffic off its rail (all-to-all without PXN; "
+                    f"{format_share(fu)} of it crosses) {_slowed(k, fu)}"
                 )
             effect = "; ".join(parts)
         notes.append(
-            f"oversubscription {format_oversubscription(k)} end to end; {f:.0%} of each node's "
-            "network traffic assumed to cross the tapered uplinks "
+            f"oversubscription {format_oversubscription(k)} end to end; {format_share(f)} of "
+            "each node's network traffic assumed to cross the tapered uplinks "
             + (
                 "(from {cross_leaf_fraction})"
                 if "cross_leaf_fraction" in spec.model_fields_set

@@ -82,6 +82,7 @@ from ibcalc.facade import (
 from ibcalc.units import (
     format_oversubscription,
     format_ratio,
+    format_share,
     format_size,
     memory_size,
     plural,
@@ -593,7 +594,7 @@ def cross_leaf_derivation(
     """How :func:`cross_leaf_fraction` was worked out, in words (for the design's notes)."""
     f = cross_leaf_fraction(sizing, domain_nodes=domain_nodes)
     if sizing.tiers < 2 or sizing.nodes < 2:
-        return f"cross-leaf fraction {f:.0%}: one tier (every node on one leaf)"
+        return f"cross-leaf fraction {format_share(f)}: one tier (every node on one leaf)"
     group = sizing.leaf_group
     behind = max(0, sizing.nodes - group)
     if sizing.rail_optimized and sizing.su_nodes:
@@ -629,7 +630,7 @@ def cross_leaf_derivation(
     three = sizing.tiers >= 3 and len(ratios) >= 2
     text = (
         ("at the leaf tier: leaf share f1 " if three else "cross-leaf fraction ")
-        + f"{f:.0%} = {share}, the rail-aligned peers outside a node's group "
+        + f"{format_share(f)} = {share}, the rail-aligned peers outside a node's group "
         f"of {group} ({how}); "
         "it stands for traffic to every peer (all-to-all with PXN, recursive halving-doubling, "
         "PAT); "
@@ -656,9 +657,9 @@ def cross_leaf_derivation(
         pod = min(sizing.nodes, sizing.spine_down * group)
         f2 = pod_fraction(sizing, domain_nodes=domain_nodes)
         text += (
-            f"; at the spine tier: pod share f2 {f2:.0%}, the peers outside the node's pod of "
-            f"{pod} nodes, across the {format_oversubscription(k2)} spine uplinks as well: the "
-            f"leaves slow traffic x{k1 * f:.3g} (k1 x f1), "
+            f"; at the spine tier: pod share f2 {format_share(f2)}, the peers outside the node's "
+            f"pod of {pod} nodes, across the {format_oversubscription(k2)} spine uplinks as well: "
+            f"the leaves slow traffic x{k1 * f:.3g} (k1 x f1), "
             f"the spines x{k1 * k2 * f2:.3g} (k1 x k2 x f2), so the engine, given "
             f"{format_oversubscription(k1 * k2)} end to end, gets the cross-leaf fraction f = "
             f"{engine_fraction(sizing, domain_nodes=domain_nodes):.3g} (neighbour "
@@ -674,14 +675,14 @@ def _neighbour_words(sizing: FabricSizing, domain_nodes: int) -> str:
     if sizing.nodes <= group:
         return "only to other groups, and there is one: none of it crosses"
     if domain_nodes <= 1:
-        return f"over one edge per channel: 1/{group} of it ({1 / group:.2%}) crosses"
+        return f"over one edge per channel: 1/{group} of it ({format_share(1 / group)}) crosses"
     if sizing.nodes <= domain_nodes:
         return "only between scale-up domains, and there is one: none of it crosses the network"
     share = _ring_share(sizing.nodes, group, domain_nodes)
     return (
         f"only between {domain_nodes}-node scale-up domains, each node to its place in the "
-        f"next domain (the last domain to the first): {share:.2%} of it crosses (the worst leaf "
-        "group's nodes whose edge leaves it)"
+        f"next domain (the last domain to the first): {format_share(share)} of it crosses (the "
+        "worst leaf group's nodes whose edge leaves it)"
     )
 
 

@@ -49,7 +49,7 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import WorkloadError, expect_type
 from ibcalc.facade import cost_parameter_notes, parse_dtype
-from ibcalc.units import fixed, format_oversubscription, format_size, plural
+from ibcalc.units import fixed, format_oversubscription, format_share, format_size, plural
 from ibcalc.workload.memory import (
     ServingMemory,
     busiest_candidates,
@@ -755,8 +755,8 @@ def _cluster_notes(
                 share, named = spec.cross_leaf_fraction, "{cross_leaf_fraction}"
             k = spec.oversubscription
             notes.append(
-                f"oversubscription {format_oversubscription(k)} and {share:.0%} of the KV "
-                "transfer, the one phase through the NICs, crossing the tapered uplinks "
+                f"oversubscription {format_oversubscription(k)} and {format_share(share)} of the "
+                "KV transfer, the one phase through the NICs, crossing the tapered uplinks "
                 f"({named}): "
                 + (
                     f"x{k * share:.3g} slower (max(1, k x f))"
