@@ -895,6 +895,20 @@ def test_tflops_gives_compute(builtin_catalogue: Catalogue) -> None:
     )
 
 
+def test_a_small_attention_share_does_not_read_as_none(builtin_catalogue: Catalogue) -> None:
+    """At a 128-token context Llama 3 70B's attention products are 12 x 80 x 64 x 128 x 128 =
+    1.0066e9 FLOPs a token of 6 x (70e9 - 128,256 x 8192) + 1.0066e9 = 414.70e9: 0.243 %, which
+    the compute note had printed as '0% of the total' (two figures below 10 %: 0.24 %)."""
+    attention = 12 * 80 * 64 * 128 * 128
+    share = attention / (6 * (70e9 - 128256 * 8192) + attention)
+    assert share == pytest.approx(0.002427, abs=1e-6)
+    result = _run(
+        builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16, seq_len=128, tflops=400
+    )
+    (note,) = [n for n in result.assumptions if n.startswith("compute from")]
+    assert "x 2 x 128 x 128 context, 0.24% of the total; PaLM's count" in note
+
+
 def test_compute_leaves_out_the_input_embedding() -> None:
     """The input embedding is a lookup, not a matmul (Kaplan et al. count non-embedding
     parameters): Llama 3 8B multiplies with 8e9 - 128,256 x 4096 = 7.475e9 (a review: all 8e9

@@ -56,6 +56,7 @@ from ibcalc.units import (
     format_count,
     format_near_one,
     format_ratio,
+    format_share,
     format_size,
     format_time,
     plural,
@@ -1428,8 +1429,8 @@ def _flops(model: ModelSpec, seq: int, tflops: float) -> _Flops:
         counted = f"({params_part} + {_about(attention)} attention FLOPs) per token"
         why = (
             f"the attention's score and value products, 6 x {model.layers} layers x "
-            f"{model.heads} heads x {width} x {seq:,} context, {attention / per_token:.0%} "
-            "of the total; PaLM's count"
+            f"{model.heads} heads x {width} x {seq:,} context, "
+            f"{format_share(attention / per_token)} of the total; PaLM's count"
         )
     return _Flops(per_token, counted, why, tflops_text(tflops))
 
