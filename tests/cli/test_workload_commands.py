@@ -390,6 +390,17 @@ def test_infer_memory_line_keeps_three_figures_in_each_size() -> None:
     assert "weights 8.15 GiB + KV cache 8.20 GiB" in printed
 
 
+def test_a_small_memory_share_does_not_read_as_none() -> None:
+    # 10M parameters alone on a DGX B300 GPU: bf16 weights 2 B + fp32 gradients 4 B + Adam's
+    # 12 B a parameter = 180e6 B of 288 GiB = 309,237,645,312 B: 0.0582 %, which had printed
+    # "(0%)"; two figures below 10 %: 0.058 %
+    result = runner.invoke(APP, ["train", "--params", "10M", "--system", "dgx-b300", "-N", "1"])
+    assert result.exit_code == 0, result.stderr
+    assert pytest.approx(0.000582, abs=1e-6) == 180e6 / (288 * 2**30)
+    printed = " ".join(result.stdout.split())
+    assert "172 MiB of dgx-b300's 288 GiB per GPU (0.058%): weights 19.1 MiB" in printed
+
+
 def test_checkpoint_json() -> None:
     data = _json(
         "checkpoint",

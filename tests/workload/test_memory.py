@@ -604,6 +604,10 @@ def test_near_the_limit_the_share_has_a_decimal(builtin_catalogue: Catalogue) ->
         (1.0004, "100.1%"),  # over by a hair: never "100.0%"
         (0.997, "99.7%"),  # 0.997 x 1000 = 996.99999...: not 99.6 %
         (0.994, "99%"),
+        (0.64, "64%"),
+        # below 10 %, two figures, as every share prints: 0.58 % and 0.058 % had read 1% and 0%
+        (0.0058, "0.58%"),
+        (0.000582, "0.058%"),
         (1.2, "120%"),
         (209_548.08, "20,954,808%"),  # a mistyped parameter count: separators
     ],

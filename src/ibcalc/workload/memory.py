@@ -40,7 +40,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
 from ibcalc.memo import IdentityMemo
-from ibcalc.units import GiB, memory_size
+from ibcalc.units import GiB, format_share, memory_size
 
 if TYPE_CHECKING:
     from ibcalc.catalogue.models import System
@@ -533,11 +533,15 @@ def _amount(size: str) -> tuple[float, str]:
 
 
 def percent(fraction: float) -> str:
-    """A share of the GPU's memory: whole percent, one decimal near 100 % (where 99.6 % fits
-    and 100.4 % does not), rounded away from 100 % there, so that a share that fits never reads
+    """A share of the GPU's memory: as every share prints below 99.5 % (:func:`format_share`:
+    whole percent from 10 %, two figures below; a 10M-parameter model's 172 MiB of 288 GiB had
+    read "0%"), whole percent past 100.5 %, and one decimal between (where 99.6 % fits and
+    100.4 % does not), rounded away from 100 % there, so that a share that fits never reads
     100.0 % over and one that does not never reads 100.0 % (99.96 % is 99.9 %, 100.04 % 100.1 %;
     exactly 1 fits, 100.0 %)."""
-    if not 0.995 <= fraction < 1.005:
+    if fraction < 0.995:
+        return format_share(fraction)
+    if fraction >= 1.005:
         return f"{fraction:,.0%}"  # 20,954,808%: a share far past the GPU has separators
     tenths = round(fraction * 1000, 6)  # 0.997 x 1000 is 996.9999...: float noise, not a tenth
     shown = math.floor(tenths) if fraction <= 1 else math.ceil(tenths)
