@@ -411,6 +411,15 @@ def test_an_oversubscription_line_says_the_taper_the_collectives_are_priced_at(
     assert "(2.0000003:1 end to end, as priced)" in hair_text
     assert "sees 2.0000003:1 end to end" in hair_text
     assert "as priced: oversubscription 2.002:1" in near_text
+    # an end-to-end figure that rounds up to the tier's three figures: 2.0051 x 1.00005 is
+    # 2.0052005, above the tier of 2.0051, but both print as 2.01:1 at three figures ('2.01:1
+    # (2.01:1 end to end, as priced)'); it takes the digits that tell it from the tier
+    level = write(tmp_path, "l.yaml", text.replace("[2, 2]", "[2.0051, 1.00005]"))
+    level_text = render_text(
+        [FileOutcome(path=str(level), check=check_design(level, builtin_catalogue))]
+    )
+    assert "predicted 2.01:1 (2.0052:1 end to end, as priced)" in level_text
+    assert "as priced: oversubscription 2.0052:1" in level_text
 
 
 def test_tier_ratios_whose_product_is_refused_are_named(
