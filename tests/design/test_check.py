@@ -1166,6 +1166,28 @@ def test_a_switch_count_on_one_rack_says_there_is_no_network_to_size(
     "cluster",
     ["nodes: 18\nsystem: gb200-nvl72\nfabric: {link: ndr}\n", "nodes: 1\nsystem: dgx-h100\n"],
 )
+def test_a_switch_count_on_one_domain_without_a_switch_asks_for_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cluster: str
+) -> None:
+    """One NVL72 rack with only fabric.link, or one DGX H100 node: check's refusal of a switch
+    count had said 'give fabric.switch or fabric.radix', which sizes nothing there, beside
+    design show's 'one scale-up domain: no network to size'. Four nodes still get the hint
+    (tests/design/test_design.py)."""
+    path = write(
+        tmp_path, "one.yaml", "name: one\n" + cluster + "requirements:\n  - switches: {max: 10}\n"
+    )
+    code, out, err = run(["check", str(path)], capsys)
+    assert (code, out) == (2, "")
+    assert err.endswith(
+        "requirements[0].switches: a switch count needs a scale-out fabric: the whole cluster "
+        "is one scale-up domain, with no network to size\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "cluster",
+    ["nodes: 18\nsystem: gb200-nvl72\nfabric: {link: ndr}\n", "nodes: 1\nsystem: dgx-h100\n"],
+)
 def test_design_show_of_one_domain_without_a_switch_asks_for_none(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], cluster: str
 ) -> None:

@@ -1350,11 +1350,13 @@ def evaluate(
         elif isinstance(target, SwitchesTarget):
             switches = _switches_finding(resolved, doc, loc, target)
             if switches is None:
+                # with no scale-out tier, switch named or not, as design show says: one rack
+                # with only fabric.link had been told to name a switch, which sizes nothing
                 problems.add(
                     loc,
                     "a switch count needs a scale-out fabric: the whole cluster is one scale-up "
                     "domain, with no network to size"
-                    if resolved.fabric_asked and resolved.cluster.topology.domains <= 1
+                    if resolved.cluster.topology.out is None
                     else "a switch count needs a sized fabric: give fabric.switch or fabric.radix "
                     "(and more than one scale-up domain)",
                 )
