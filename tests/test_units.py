@@ -20,6 +20,7 @@ from ibcalc.units import (
     format_bandwidth,
     format_number,
     format_oversubscription,
+    format_oversubscription_apart,
     format_ratio,
     format_size,
     format_time,
@@ -713,6 +714,20 @@ def test_format_oversubscription_takes_more_digits_where_asked() -> None:
     assert format_oversubscription(2.002, 6) == "2.002:1"
     assert format_oversubscription(4 / 3, 6) == "4:3"
     assert format_oversubscription(1.0000001, 6) == "1.00000:1"
+
+
+@pytest.mark.parametrize(
+    ("ratio", "other", "text"),
+    [
+        (18 / 17, 1.06, "1.059:1"),  # a 36-port split under 1.06: not 1.06:1, the ratio asked
+        (36 / 28, 1.33, "9:7"),  # already apart
+        (2.002, 2.0, "2.002:1"),  # 2.00:1 reads level with 2
+        (2.0051 * 1.00005, 2.0051, "2.0052:1"),  # both 2.01:1 at three figures
+        (4.0, 2.0, "4:1"),
+    ],
+)
+def test_format_oversubscription_apart(ratio: float, other: float, text: str) -> None:
+    assert format_oversubscription_apart(ratio, other) == text
 
 
 @given(st.floats(min_value=1e-9, max_value=1e6))

@@ -44,6 +44,7 @@ __all__ = [
     "format_count",
     "format_number",
     "format_oversubscription",
+    "format_oversubscription_apart",
     "format_ratio",
     "format_share",
     "format_size",
@@ -746,6 +747,21 @@ def format_oversubscription(value: float, digits: int = 3) -> str:
     text = f"{value:#.{digits}g}"
     # (a fraction past the figures keeps one decimal: 100.4 is not 100:1)
     return (text if not text.endswith(".") else f"{value:.1f}") + ":1"
+
+
+def format_oversubscription_apart(value: float, other: float, digits: int = 3) -> str:
+    """``value`` as :func:`format_oversubscription` prints it, with as many more figures as
+    print it apart from ``other`` (at the same figures) and on its side of ``other``: a leaf
+    split of 18/17 beside the 1.06 asked is ``1.059:1``, not ``1.06:1``; an end-to-end 2.002
+    beside a tier of 2 is ``2.002:1``, not ``2.00:1``, which reads level with it."""
+    for figures in range(digits, 16):
+        text = format_oversubscription(value, figures)
+        down, up = text.split(":")
+        if text != format_oversubscription(other, figures) and (
+            float(down) / float(up) > other
+        ) == (value > other):
+            return text
+    return f"{value!r}:1"  # pragma: no cover - 15 figures tell apart any two that differ
 
 
 def format_near_one(value: float) -> str:

@@ -1560,6 +1560,18 @@ def test_a_ratio_the_switch_cannot_split_exactly_is_a_warning_at_its_key(
     assert code == 0
     assert "the leaf ratio 1.33:1 has no exact split on 64-port switches" in out
     assert checked(8, 8, "2").warnings == []
+    # a split within three figures of the ratio asked is printed apart from it: 1.06 (53:50)
+    # on 36 ports is d = floor(36 x 1.06/2.06) = 18, u = ceil(18/1.06) = 17, 18/17 = 1.0588,
+    # which had read 'the leaf ratio 1.06:1 has no exact split ...: split 18 down / 17 up,
+    # 1.06:1, the nearest under it; the predictions use 1.06:1'
+    near = checked(36, 36, "1.06")
+    assert near.resolved.fabric is not None
+    assert near.resolved.fabric.oversubscription[0] == 18 / 17
+    (warning,) = near.warnings
+    assert warning.message.endswith(
+        "(53 down per 50 up needs 103 ports): split 18 down / 17 up, 1.059:1, the nearest "
+        "under it; the predictions use 1.059:1"
+    )
 
 
 def test_a_resized_nvl72_and_an_uneven_nic_count_are_warnings_at_their_keys(

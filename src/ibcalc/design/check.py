@@ -81,6 +81,7 @@ from ibcalc.facade import (
 )
 from ibcalc.units import (
     format_oversubscription,
+    format_oversubscription_apart,
     format_ratio,
     format_share,
     format_size,
@@ -1420,7 +1421,8 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
                 if words is not None:
                     problems.add(
                         ("fabric", "oversubscription"),
-                        f"{words}; the predictions use {format_oversubscription(d / u)}",
+                        f"{words}; the predictions use "
+                        f"{format_oversubscription_apart(d / u, ratios[index])}",
                     )
     bws = per_gpu_bandwidths(cluster.topology)
     host, achievable = _gap_cap(resolved, bws)

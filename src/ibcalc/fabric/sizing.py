@@ -66,6 +66,7 @@ from ibcalc.units import (
     MIN_BANDWIDTH_TEXT,
     as_float,
     format_oversubscription,
+    format_oversubscription_apart,
     plural,
 )
 
@@ -158,7 +159,8 @@ def inexact_split(tier: str, radix: int, asked: float, down: int, up: int) -> st
         f"the {tier} ratio {format_oversubscription(asked, 6)} has no exact split on "
         f"{radix}-port switches "
         f"({o.numerator} down per {o.denominator} up needs {o.numerator + o.denominator} ports): "
-        f"split {down} down / {up} up, {format_oversubscription(down / up)}, the nearest under it"
+        f"split {down} down / {up} up, {format_oversubscription_apart(down / up, asked)}, the "
+        "nearest under it"
     )
 
 

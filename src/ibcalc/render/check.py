@@ -47,6 +47,7 @@ from ibcalc.units import (
     MB,
     format_bandwidth,
     format_oversubscription,
+    format_oversubscription_apart,
     format_ratio,
     format_size,
     format_time,
@@ -1061,14 +1062,9 @@ def schema_text(schema: dict[str, Any]) -> str:
 def _end_to_end(end_to_end: float, worst: float) -> str:
     """The end-to-end taper as the report's "as priced" line gives it (``8:3``, ``2.5:1``), or
     with as many more digits as tell it from the worst tier it exceeds (2.0000002 beside
-    2.0000001 had read '2', less than the tier, a review): printed apart from the tier at the
-    same digits and reading above it (2.002 as 2.00:1 reads level with a tier of 2; 2.0052 as
-    2.01:1 is above 2.0051 but prints as the tier does)."""
-    for digits in range(3, 16):
-        text = format_oversubscription(end_to_end, digits)
-        if text != format_oversubscription(worst, digits) and _split(text)[0] > worst:
-            return text
-    return f"{end_to_end!r}:1"  # pragma: no cover - 15 digits tell apart any two that differ
+    2.0000001 had read '2', less than the tier, a review; 2.0052 beside 2.0051, '2.01:1' as
+    the tier)."""
+    return format_oversubscription_apart(end_to_end, worst)
 
 
 def _tbps(bw_Bps: float) -> str:
