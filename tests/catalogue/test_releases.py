@@ -130,15 +130,18 @@ def test_outside_the_table_the_builtin_constants_stay(version: str, words: str) 
 
 
 _COLLNETS = {Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN}  # 2.6.4
+_SEND_RECV = {Algorithm.PAIRWISE, Algorithm.P2P}  # 2.7.3
 _PXN_ON = {Algorithm.PXN, Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}  # 2.12.7 on
 
 
 @pytest.mark.parametrize(
     ("version", "without"),
     [
-        ("2.3", {Algorithm.TREE, *_COLLNETS, *_PXN_ON}),
-        ("2.5.7", {*_COLLNETS, *_PXN_ON}),
-        ("2.6.4", _PXN_ON),
+        ("2.3", {Algorithm.TREE, *_COLLNETS, *_SEND_RECV, *_PXN_ON}),
+        ("2.5.7", {*_COLLNETS, *_SEND_RECV, *_PXN_ON}),
+        ("2.6.4", {*_SEND_RECV, *_PXN_ON}),
+        ("2.7.2", {*_SEND_RECV, *_PXN_ON}),
+        ("2.7.3", _PXN_ON),
         ("2.8.4", _PXN_ON),
         ("2.12.6", _PXN_ON),
         ("2.12.7", {Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}),
@@ -151,8 +154,8 @@ _PXN_ON = {Algorithm.PXN, Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}  #
     ],
 )
 def test_a_release_runs_only_the_algorithms_it_has(version: str, without: set[Algorithm]) -> None:
-    # trees came with 2.4.2, CollNet with 2.6.4, PXN with 2.12.7, NVLS with 2.17.1, NVLSTree with
-    # 2.18.1, PAT with 2.23.4 (release notes)
+    # trees came with 2.4.2, CollNet with 2.6.4, send/receive (pairwise, p2p) with 2.7.3, PXN
+    # with 2.12.7, NVLS with 2.17.1, NVLSTree with 2.18.1, PAT with 2.23.4 (release notes)
     params = for_release(builtin_cost_params(), version)
     algorithms = params.tuner_view().nccl_tuner.algorithms
     assert {a for a, on in algorithms.items() if not on} == without
@@ -308,3 +311,98 @@ def test_a_release_without_trees_does_not_say_the_tree_halves_traffic(
     est = estimate_on(cluster, "allreduce", 1e9, params=params)
     assert (TWO_NODE_TREE_NOTE in est.assumptions) is said
     assert ("without tree" in " ".join(est.assumptions)) is not said
+
+
+#: Where NCCL's point-to-point send/receive came in (data/nccl_releases.yaml, introduced)
+SEND_RECV_ADDED = (
+    "(first in 2.7.3: NVIDIA/nccl v2.7.3-1 release notes: point-to-point send/receive "
+    "(ncclSend, ncclRecv))"
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "algorithm", "protocol", "time_us", "predated"),
+    [
+        # 2 x DGX A100, 1 MiB: 90.4 us and 65.4 us from 2.7.3 on, as under 2.30.7 between 2.7.3
+        # and 2.12.7 (no PXN); before 2.7.3 both had been priced so too
+        ("alltoall", "pairwise", "Simple", 90.4, "pairwise"),
+        ("sendrecv", "p2p", "Simple", 65.4, "p2p"),
+    ],
+)
+def test_a_release_before_send_recv_refuses_all_to_all_and_send_recv(
+    command: str,
+    algorithm: str,
+    protocol: str,
+    time_us: float,
+    predated: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """NCCL added point-to-point send/receive (ncclSend, ncclRecv), which nccl-tests' alltoall
+    and sendrecv call, in 2.7.3: an estimate under an older release is refused in one line that
+    names the release asked and 2.7.3, as a forced algorithm the release predates is; the
+    command line and sweep exit 2."""
+    args = [command, "--system", "dgx-a100", "-N", "2", "--size", "1MiB"]
+    main([*args, "--format", "json", "--nccl-version", "2.7.3"])
+    out = json.loads(capsys.readouterr().out)
+    assert (out["algorithm"], out["protocol"]) == (algorithm, protocol)
+    assert out["time_s"] == pytest.approx(time_us * US, abs=0.05 * US)
+    for version in ("2.3.7", "2.7.2", "2.6"):
+        message = main_error([*args, "--nccl-version", version], capsys)
+        assert message.startswith(f"error: no algorithm applies to {command}")
+        assert f"NCCL {version} predates {predated} {SEND_RECV_ADDED}" in message
+        assert message.endswith("; applicable: none\n")
+        assert message.count("\n") == 1
+        # the algorithms of the collective only: not every one the release lacks
+        assert "tree" not in message
+    message = main_error([*args, "--algo", algorithm, "--nccl-version", "2.7.2"], capsys)
+    assert message.startswith(f"error: {algorithm} does not apply to {command}")
+    assert f"{predated} {SEND_RECV_ADDED}" in message
+    message = main_error(
+        ["sweep", command, "--system", "dgx-a100", "-N", "2", "--nccl-version", "2.7.2"], capsys
+    )
+    assert f"NCCL 2.7.2 predates {predated} {SEND_RECV_ADDED}" in message
+    assert message.count("\n") == 1
+
+
+def test_the_library_refuses_all_to_all_before_send_recv() -> None:
+    """for_release, the library's --nccl-version: before 2.7.3 an all-to-all or send/recv
+    estimate raises AlgorithmNotApplicableError (a FieldError); 2.7.3 prices pairwise."""
+    from ibcalc.errors import AlgorithmNotApplicableError
+
+    cluster = resolve_cluster(
+        load_catalogue(use_env=False), ClusterSpec(system="dgx-a100", nodes=2)
+    )
+    base = builtin_cost_params()
+    for collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV):
+        with pytest.raises(AlgorithmNotApplicableError) as exc:
+            estimate_on(cluster, collective, MiB, params=for_release(base, "2.6.4"))
+        assert "NCCL 2.6.4 predates" in str(exc.value)
+        assert SEND_RECV_ADDED in str(exc.value)
+    est = estimate_on(cluster, Collective.ALL_TO_ALL, MiB, params=for_release(base, "2.7.3"))
+    assert (est.best.algorithm, est.best.protocol) == (Algorithm.PAIRWISE, Protocol.SIMPLE)
+    assert est.best.time_s == pytest.approx(90.4 * US, abs=0.05 * US)
+
+
+def test_a_log_stating_a_release_before_send_recv_gets_no_expectation(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An alltoall_perf log stating NCCL 2.6.4 (which had no ncclSend) cannot be the run it
+    says: nccl-check gives its rows no expectation, verdict unknown, and says why (release and
+    2.7.3); calibrate has no row to fit and exits 2. 8 x H100 in one node, sweep 20 with its
+    version code 22902 (2.29.2) edited to 2604."""
+    from pathlib import Path
+
+    sweep = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
+    text = (sweep / "20_alltoall_1node_8xH100_intranode.txt").read_text(encoding="utf-8")
+    assert "nccl-library=22902" in text
+    log = tmp_path / "a2a.txt"
+    log.write_text(text.replace("=22902", "=2604"), encoding="utf-8")
+    main(["nccl-check", str(log), "--system", "dgx-h100", "--format", "json"])
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert run["verdict"] == "unknown"
+    assert run["rows"] == []  # no row is judged (sweep 20 as it is: 10 rows, pairwise)
+    (note,) = [n for n in run["notes"] if n.startswith("no expectation for any row")]
+    assert f"NCCL 2.6.4 predates pairwise {SEND_RECV_ADDED}" in note
+    message = main_error(["calibrate", str(log), "--system", "dgx-h100"], capsys)
+    assert message.startswith("error: no row left to fit")
+    assert f"NCCL 2.6.4 predates pairwise {SEND_RECV_ADDED}" in message

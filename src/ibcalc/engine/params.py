@@ -385,6 +385,8 @@ _RELEASE_ALGORITHMS = _Table(
             Algorithm.NVLS,
             Algorithm.NVLS_TREE,
             Algorithm.PAT,
+            Algorithm.PAIRWISE,
+            Algorithm.P2P,
             Algorithm.PXN,
         )
     },
@@ -460,7 +462,8 @@ class NcclTuner:
         "collnet_max_local_ranks", _Number(1.0, 1e6, integer=True)
     )
     #: 1 where NCCL may run the algorithm, 0 where the release predates it (tree, NVLS,
-    #: NVLS-tree, PAT, PXN) or the run's ``NCCL_ALGO`` rules it out (nccl-check, calibrate).
+    #: NVLS-tree, PAT, PXN; pairwise and p2p, before point-to-point send/receive) or the run's
+    #: ``NCCL_ALGO`` rules it out (nccl-check, calibrate).
     algorithms: Mapping[Algorithm, int] = _param("algorithms", _RELEASE_ALGORITHMS)
     #: 1 where NCCL may use the protocol, 0 where the run's ``NCCL_PROTO`` rules it out
     #: (nccl-check, calibrate).

@@ -11,6 +11,7 @@ only, and refused when it cannot run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
@@ -174,13 +175,32 @@ def refuse(
     elif (
         algorithm is None
         and not any(c.algorithm in NCCL_ALGORITHMS for c in everything)
+        and (
+            narrowed := _release_clauses(
+                plan.tuner.provenance["nccl_tuner.algorithms"].text,
+                [
+                    a
+                    for a in sorted(NCCL_ALGORITHMS)
+                    if not enabled.algorithms.get(a, 1)
+                    and applies_but_for_dtype(a, collective, plan.topo, plan.params)
+                ],
+            )
+        )
+    ):
+        # every algorithm of NCCL's that runs the collective here is one the release predates
+        # (all-to-all and send/recv before point-to-point send/receive): those are the reason,
+        # not every algorithm the release lacks, nor why a ring does not run an all-to-all
+        reason = narrowed
+    elif (
+        algorithm is None
+        and not any(c.algorithm in NCCL_ALGORITHMS for c in everything)
         and not all(enabled.algorithms.values())
     ):
         # NCCL's choice has nothing left where a release or a log's NCCL_ALGO switched its
         # algorithms off: the switch's source is the reason ('not defined for all_reduce' had
         # been given), and where it leaves one algorithm, why that one does not apply
         reason = plan.tuner.provenance["nccl_tuner.algorithms"].text
-        left = [a for a, on in enabled.algorithms.items() if on and a is not Algorithm.PXN]
+        left = [a for a, on in enabled.algorithms.items() if on and a not in _POINT_TO_POINT]
         if len(left) == 1:
             reason += f"; {left[0].value}: {why_not(left[0])}"
     else:
@@ -188,6 +208,27 @@ def refuse(
     raise AlgorithmNotApplicableError(
         f"{head} to {collective.value} on this cluster ({reason}); applicable: {usable or 'none'}"
     )
+
+
+#: The algorithms made of NCCL's point-to-point sends and receives, which NCCL_ALGO does not
+#: name: what it leaves is said of the others
+_POINT_TO_POINT = frozenset({Algorithm.PAIRWISE, Algorithm.PXN, Algorithm.P2P})
+#: Where a clause of a release's missing algorithms begins (catalogue.releases writes the source
+#: "NCCL 2.3.7 predates tree (first in 2.4.2: ...); pairwise (first in 2.7.3: ...)", and a
+#: release's notes may hold "; " themselves)
+_CLAUSE = re.compile(r"; (?=[a-z0-9]+ \(first in )")
+
+
+def _release_clauses(source: str, algorithms: Sequence[Algorithm]) -> str | None:
+    """The clauses of a release's source of its missing algorithms (``NCCL 2.3.7 predates
+    ...``) that name ``algorithms``; None when there are none or the switch is not a release's
+    (a log's NCCL_ALGO, an override file)."""
+    head, predates, body = source.partition(" predates ")
+    if not predates or not algorithms:
+        return None
+    names = {a.value for a in algorithms}
+    kept = [c for c in _CLAUSE.split(body) if c.split(" (first in ")[0] in names]
+    return f"{head}{predates}{'; '.join(kept)}" if len(kept) == len(names) else None
 
 
 def _usable_protocols(everything: Sequence[Timing]) -> str:
