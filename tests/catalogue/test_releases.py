@@ -406,3 +406,23 @@ def test_a_log_stating_a_release_before_send_recv_gets_no_expectation(
     message = main_error(["calibrate", str(log), "--system", "dgx-h100"], capsys)
     assert message.startswith("error: no row left to fit")
     assert f"NCCL 2.6.4 predates pairwise {SEND_RECV_ADDED}" in message
+
+
+def test_a_forced_algorithm_the_release_predates_is_refused_with_its_own_release(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--algo tree under 2.3: the reason had listed all ten algorithms 2.3 lacks, each with its
+    release notes (1,100 characters where tree's clause is the reason); it is tree's alone."""
+    args = ["allreduce", "--system", "dgx-h100", "-N", "2", "--size", "1MiB"]
+    message = main_error([*args, "--algo", "tree", "--nccl-version", "2.3"], capsys)
+    assert message == (
+        "error: tree does not apply to all_reduce on this cluster (NCCL 2.3 predates tree "
+        "(first in 2.4.2: NVIDIA/nccl v2.4.2-1 release notes: double binary trees for "
+        "all-reduce)); applicable: ring; what-ifs NCCL does not implement: hierarchical, rhd\n"
+    )
+    args = ["alltoall", "--system", "dgx-a100", "-N", "2", "--size", "1MiB"]
+    message = main_error([*args, "--algo", "pairwise", "--nccl-version", "2.7.2"], capsys)
+    assert message == (
+        "error: pairwise does not apply to alltoall on this cluster (NCCL 2.7.2 predates "
+        f"pairwise {SEND_RECV_ADDED}); applicable: none\n"
+    )

@@ -157,8 +157,10 @@ def refuse(
 
     if algorithm is not None and not enabled.algorithms.get(algorithm, 1):
         # the NCCL release the constants describe predates it, or a log's NCCL_ALGO rules it
-        # out: the override's source says so
-        reason = plan.tuner.provenance["nccl_tuner.algorithms"].text
+        # out: the override's source says so; of a release's, the clause of this algorithm
+        # (every algorithm the release lacks, with its notes, had been listed)
+        source = plan.tuner.provenance["nccl_tuner.algorithms"].text
+        reason = _release_clauses(source, [algorithm]) or source
     elif protocol is not None and not enabled.protocols.get(protocol, 1):
         reason = plan.tuner.provenance["nccl_tuner.protocols"].text
     elif not any(enabled.protocols.get(p, 1) for p in hardware) and (
