@@ -426,3 +426,24 @@ def test_a_forced_algorithm_the_release_predates_is_refused_with_its_own_release
         "error: pairwise does not apply to alltoall on this cluster (NCCL 2.7.2 predates "
         f"pairwise {SEND_RECV_ADDED}); applicable: none\n"
     )
+
+
+def test_a_forced_algorithm_that_never_runs_the_collective_is_not_blamed_on_the_release(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--algo pat on an all-reduce under 2.21.5 had been refused as 'NCCL 2.21.5 predates pat',
+    which says a later release would run it; PAT runs no all-reduce in any release, as the
+    refusal under 2.30.7 says. On an all-gather that PAT runs, the release stays the reason."""
+    args = ["allreduce", "--system", "dgx-a100", "-N", "2", "--size", "1MiB", "--algo", "pat"]
+    plain = main_error(args, capsys)
+    assert plain.startswith(
+        "error: pat does not apply to all_reduce on this cluster (PAT runs all-gather/"
+        "reduce-scatter with one GPU per node on several nodes)"
+    )
+    assert main_error([*args, "--nccl-version", "2.21.5"], capsys) == plain
+    tree = ["alltoall", "--system", "dgx-a100", "-N", "2", "--size", "1MiB", "--algo", "tree"]
+    message = main_error([*tree, "--nccl-version", "2.3"], capsys)
+    assert message == (
+        "error: tree does not apply to alltoall on this cluster (tree runs all-reduce only); "
+        "applicable: none\n"
+    )

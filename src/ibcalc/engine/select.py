@@ -155,10 +155,16 @@ def refuse(
             params=plan.params,
         )
 
-    if algorithm is not None and not enabled.algorithms.get(algorithm, 1):
+    if (
+        algorithm is not None
+        and not enabled.algorithms.get(algorithm, 1)
+        and applies_but_for_dtype(algorithm, collective, plan.topo, plan.params)
+    ):
         # the NCCL release the constants describe predates it, or a log's NCCL_ALGO rules it
         # out: the override's source says so; of a release's, the clause of this algorithm
-        # (every algorithm the release lacks, with its notes, had been listed)
+        # (every algorithm the release lacks, with its notes, had been listed). Only where it
+        # would run otherwise: 'pat does not apply to all_reduce (NCCL 2.21.5 predates pat)'
+        # had said that a later release runs it
         source = plan.tuner.provenance["nccl_tuner.algorithms"].text
         reason = _release_clauses(source, [algorithm]) or source
     elif protocol is not None and not enabled.protocols.get(protocol, 1):
