@@ -91,13 +91,16 @@ def test_a_domain_larger_than_any_preset_s_over_its_link_is_said() -> None:
 def test_oversubscription_is_priced_only_where_a_network_joins_domains() -> None:
     """One GB200 NVL72 rack (18 trays, one 72-GPU domain) and one DGX H100 node have no network
     for a down:up ratio to taper: 2:1 is not priced (the 1 GB all-reduce takes the time it takes
-    at 1:1) and said ignored; two racks (2 domains joined by NDR) price it (docs/model.md: the
+    at 1:1) and said not priced; two racks (2 domains joined by NDR) price it (docs/model.md: the
     network term x max(1, k f), k = 2, f = 1 by default)."""
     for system, nodes, priced in (("gb200-nvl72", 18, False), ("dgx-h100", 1, False)):
         tapered = resolve_cluster(CAT, ClusterSpec(system=system, nodes=nodes, oversubscription=2))
         flat = resolve_cluster(CAT, ClusterSpec(system=system, nodes=nodes))
         assert prices_oversubscription(tapered) is prices_oversubscription(flat) is priced
-        assert "{oversubscription} ignored: one scale-up domain, no network" in tapered.assumptions
+        assert (
+            "{oversubscription} not priced: one scale-up domain, no network for a ratio to taper"
+            in tapered.assumptions
+        )
         assert (
             estimate_on(tapered, Collective.ALL_REDUCE, 10**9).time_s
             == estimate_on(flat, Collective.ALL_REDUCE, 10**9).time_s

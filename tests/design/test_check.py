@@ -1421,8 +1421,8 @@ def test_a_ratio_on_one_scale_up_domain_is_a_warning_not_a_priced_taper(
     (warning,) = checked.warnings
     assert (warning.line, warning.col) == (4, 26)
     assert warning.message == (
-        "fabric.oversubscription: 2:1, but the cluster is one scale-up domain with no network: "
-        "not used; the predictions are without it"
+        "fabric.oversubscription: 2:1 not priced: one scale-up domain, no network for a ratio to "
+        "taper"
     )
     code, out, _ = run(["check", str(path)], capsys)
     assert code == 0
@@ -1431,6 +1431,41 @@ def test_a_ratio_on_one_scale_up_domain_is_a_warning_not_a_priced_taper(
     flat = path.read_text().replace(", oversubscription: 2", "")
     (finding,) = check_design(write(tmp_path, "flat.yaml", flat), builtin_catalogue).findings
     assert finding.predicted == checked.findings[0].predicted
+
+
+def test_a_ratio_on_one_scale_up_domain_is_said_not_priced_in_one_wording_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One GB200 NVL72 rack and one DGX H100 node with fabric.oversubscription 2 had been told
+    of the one fact three ways: check's WARN 'not used; the predictions are without it', design
+    show's '(fabric.oversubscription 2:1 not priced)' and, in its assumptions below, 'ignored:
+    one scale-up domain, no network', which an estimate with --nodes 1 --oversubscription 2 also
+    read. Every line now says 'not priced: one scale-up domain, no network for a ratio to
+    taper', and design show says it once, beside the 1:1 the engine is fed."""
+    fact = "not priced: one scale-up domain, no network for a ratio to taper"
+    for system, nodes, fabric in (
+        ("gb200-nvl72", 18, "{link: ndr, switch: qm9700, oversubscription: 2}"),
+        ("dgx-h100", 1, "{oversubscription: 2}"),
+    ):
+        path = write(
+            tmp_path,
+            f"{system}.yaml",
+            f"name: one\nnodes: {nodes}\nsystem: {system}\nfabric: {fabric}\n"
+            "requirements:\n  - allreduce: {size: 1GB, max_time: 10ms}\n",
+        )
+        code, out, _ = run(["check", str(path)], capsys)
+        assert code == 0
+        assert f"fabric.oversubscription: 2:1 {fact}\n" in out
+        code, out, _ = run(["design", "show", str(path)], capsys)
+        assert code == 0
+        assert out.count("oversubscription") == 2  # the engine's ratio and the file's
+        assert f"fed to the engine 1:1 (fabric.oversubscription 2:1 {fact})\n" in out
+        args = ["allreduce", "-s", "1GB", "--system", system, "-N", str(nodes)]
+        code, out, _ = run([*args, "--oversubscription", "2"], capsys)
+        assert code == 0
+        assert f"  - --oversubscription {fact}\n" in out
+    for word in ("ignored", "not used"):
+        assert word not in out
 
 
 def test_an_oversubscription_gate_on_one_scale_up_domain_is_refused_at_its_key(
@@ -1448,16 +1483,19 @@ def test_an_oversubscription_gate_on_one_scale_up_domain_is_refused_at_its_key(
         "fabric: {switch: qm9700, oversubscription: 2}\n"
     )
     no_taper = (
-        "requirements[0].oversubscription: an oversubscription limit needs a scale-out fabric: "
-        "the whole cluster is one scale-up domain, with no network for a ratio to taper"
+        "requirements[0].oversubscription: an oversubscription limit needs a scale-out fabric"
     )
+    not_priced = " not priced: one scale-up domain, no network for a ratio to taper"
     cases = (
-        (rack, " (fabric.oversubscription 2:1 is not used)"),
+        (rack, f"; fabric.oversubscription 2:1{not_priced}"),
         (
             rack.replace("oversubscription: 2", "oversubscription: [2, 2]"),
-            " (fabric.oversubscription 2:1 x 2:1 is not used)",
+            f"; fabric.oversubscription 2:1 x 2:1{not_priced}",
         ),
-        ("name: node\nnodes: 1\nsystem: dgx-h100\n", ""),
+        (
+            "name: node\nnodes: 1\nsystem: dgx-h100\n",
+            ": the whole cluster is one scale-up domain, with no network for a ratio to taper",
+        ),
     )
     for index, (cluster, unused) in enumerate(cases):
         path = write(tmp_path, f"one{index}.yaml", cluster + gate)
@@ -1506,7 +1544,7 @@ def test_design_show_of_one_scale_up_domain_gives_the_ratio_it_prices(
     for nodes, said, shown in (
         (
             18,
-            "1:1 (fabric.oversubscription 2:1 not priced)",
+            f"1:1 (fabric.oversubscription 2:1 not priced: {no_network})",
             (1.0, 2.0, no_network, None, None, None),
         ),
         (36, "2:1\n", (2.0, 2.0, None, 0.0, 0.0, 0.75)),

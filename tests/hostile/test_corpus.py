@@ -1002,8 +1002,8 @@ CASES: list[Case] = [
         "one-node-network-options",
         "allreduce -s 1GB -N 1 --sharp --oversubscription 2",
         0,
-        "--sharp, --oversubscription ignored: one scale-up domain, no network",
-        "network options on one node are named as ignored, not dropped silently",
+        "--oversubscription not priced: one scale-up domain, no network for a ratio to taper",
+        "network options on one node are named as unused, not dropped silently",
         where="out",
     ),
     C(

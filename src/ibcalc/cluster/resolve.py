@@ -155,8 +155,16 @@ TWO_NODE_TREE_NOTE = "2 nodes let NCCL's tree halve network traffic"
 #: leave the domain (disaggregated serving's KV transfer) drops it.
 HOST_OPTIONS_UNUSED = "no collective: one scale-up domain, no network between GPUs"
 #: How the note on network options given to one scale-up domain ends (``--sharp``,
-#: ``--oversubscription``, ``--cross-leaf``); dropped as :data:`HOST_OPTIONS_UNUSED` is.
+#: ``--cross-leaf``); dropped as :data:`HOST_OPTIONS_UNUSED` is.
 NETWORK_OPTIONS_IGNORED = "ignored: one scale-up domain, no network"
+#: Why a down:up ratio is not priced on one scale-up domain (:func:`prices_oversubscription`);
+#: the JSON of ``design show`` gives it as ``oversubscription_not_priced``.
+NO_NETWORK_TO_TAPER = "one scale-up domain, no network for a ratio to taper"
+#: What every line that meets a ratio on one scale-up domain says of it, in these words: an
+#: estimate's note on ``--oversubscription``, check's warning and refusal, design show (one
+#: rack at 2:1 had read 'not used', 'ignored' and 'not priced' in one report and the next);
+#: dropped as :data:`HOST_OPTIONS_UNUSED` is.
+OVERSUBSCRIPTION_NOT_PRICED = f"not priced: {NO_NETWORK_TO_TAPER}"
 
 
 @dataclass(frozen=True)
@@ -244,8 +252,8 @@ def require_collectives(cluster: ResolvedCluster) -> None:
 def prices_oversubscription(cluster: ResolvedCluster) -> bool:
     """Whether a down:up oversubscription is priced on ``cluster``: only a network between
     scale-up domains (a scale-out tier) has uplinks for a ratio to taper. A cluster of one domain
-    (one NVL72 rack, one node) has none: a ratio given for it is not used (its assumptions say
-    so, :data:`NETWORK_OPTIONS_IGNORED`), its collectives are priced without it, and a design's
+    (one NVL72 rack, one node) has none: a ratio given for it is not priced (its assumptions say
+    so, :data:`OVERSUBSCRIPTION_NOT_PRICED`), its collectives are priced without it, and a design's
     gate on the ratio has nothing to judge (docs/design-files.md#oversubscription-requirement).
     """
     return cluster.topology.out is not None
@@ -745,7 +753,6 @@ def resolve_cluster(
             flag
             for flag, given in (
                 ("{sharp}", spec.sharp),
-                ("{oversubscription}", spec.oversubscription > 1),
                 ("{cross_leaf_fraction}", spec.cross_leaf_fraction != 1),
                 # the siblings of --cross-leaf had gone without a word (a review)
                 ("{neighbour_cross_leaf_fraction}", spec.neighbour_cross_leaf_fraction is not None),
@@ -756,6 +763,8 @@ def resolve_cluster(
         ]
         if ignored:
             notes.append(f"{', '.join(ignored)} {NETWORK_OPTIONS_IGNORED}")
+        if spec.oversubscription > 1:
+            notes.append(f"{{oversubscription}} {OVERSUBSCRIPTION_NOT_PRICED}")
         # the host's CPU, its NICs and their PCIe slot shape only network costs (a review:
         # given on one node they had gone without a word); what reaches outside the node
         # (checkpoint's storage traffic) may still use the NICs and their slot

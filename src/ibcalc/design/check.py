@@ -36,6 +36,7 @@ from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue, LinkKind
 from ibcalc.cluster.bandwidths import PerGpuBandwidths, per_gpu_bandwidths
 from ibcalc.cluster.resolve import (
+    OVERSUBSCRIPTION_NOT_PRICED,
     ClusterSpec,
     ResolvedCluster,
     gpu_fed_nic_Bps,
@@ -1151,14 +1152,13 @@ def _no_taper(resolved: ResolvedDesign) -> str:
     not use."""
     fabric = resolved.design.fabric
     ratios = fabric.oversubscription if fabric is not None else ()
-    return (
-        "an oversubscription limit needs a scale-out fabric: the whole cluster is one scale-up "
-        "domain, with no network for a ratio to taper"
-        + (
-            f" (fabric.oversubscription {ratios_text(ratios)} is not used)"
-            if math.prod(ratios) > 1
-            else ""
+    limit = "an oversubscription limit needs a scale-out fabric"
+    if math.prod(ratios) > 1:
+        return (
+            f"{limit}; fabric.oversubscription {ratios_text(ratios)} {OVERSUBSCRIPTION_NOT_PRICED}"
         )
+    return (
+        f"{limit}: the whole cluster is one scale-up domain, with no network for a ratio to taper"
     )
 
 
@@ -1399,8 +1399,7 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
         # every byte crosses the tapered uplinks' in check, 'ignored' in design show
         problems.add(
             ("fabric", "oversubscription"),
-            f"{ratios_text(ratios)}, but the cluster is one scale-up domain "
-            "with no network: not used; the predictions are without it",
+            f"{ratios_text(ratios)} {OVERSUBSCRIPTION_NOT_PRICED}",
         )
     if sizing is not None and sizing.tiers < 3 and len(ratios) > 1 and ratios[1] != 1:
         problems.add(

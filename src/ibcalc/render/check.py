@@ -21,7 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from ibcalc.cluster.bandwidths import PerGpuBandwidths, per_gpu_bandwidths
-from ibcalc.cluster.resolve import prices_oversubscription
+from ibcalc.cluster.resolve import (
+    NO_NETWORK_TO_TAPER,
+    OVERSUBSCRIPTION_NOT_PRICED,
+    prices_oversubscription,
+)
 from ibcalc.design.check import (
     CollectiveBasis,
     DesignCheck,
@@ -642,7 +646,7 @@ def _header(check: DesignCheck) -> str:
         spec = cluster.spec
         # a ratio not priced (one scale-up domain): the line had said every byte crosses the
         # tapered uplinks, 'no switch is named', of one NVL72 rack on a QM9700 (a WARN at
-        # fabric.oversubscription says the ratio is not used)
+        # fabric.oversubscription says the ratio is not priced)
         if spec.oversubscription <= 1 or not prices_oversubscription(cluster):
             return header
         # an unsized 2:1 design read 10.5 ms for an all-reduce the same file with a switch
@@ -1103,7 +1107,12 @@ def design_notes(resolved: ResolvedDesign) -> list[str]:
     # where the design requires one, not of every design
     a2a = any(r.collective is Collective.ALL_TO_ALL for r in resolved.design.requirements)
     cluster = resolved.cluster
-    notes = [n for n in cluster.assumptions if a2a or n not in cluster.alltoall_notes]
+    # a ratio not priced is said beside the ratio fed to the engine (render_design_text), not twice
+    notes = [
+        n
+        for n in cluster.assumptions
+        if (a2a or n not in cluster.alltoall_notes) and not n.endswith(OVERSUBSCRIPTION_NOT_PRICED)
+    ]
     if resolved.fabric_asked and resolved.cluster.inter is None:
         notes.append("the whole cluster is one scale-up domain: no scale-out fabric to size")
     if resolved.fabric is not None and resolved.oversubscription > 1:
@@ -1117,11 +1126,6 @@ def design_notes(resolved: ResolvedDesign) -> list[str]:
             )
         )
     return [fill_fields(n, resolved.keys) for n in notes]
-
-
-#: Why a cluster prices no oversubscription
-#: (:func:`~ibcalc.cluster.resolve.prices_oversubscription`)
-NOT_PRICED = "one scale-up domain, no network for a ratio to taper"
 
 
 def _declared_oversubscription(resolved: ResolvedDesign) -> float:
@@ -1170,7 +1174,7 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
         "oversubscription_declared": _declared_oversubscription(resolved),
         # one NVL72 rack at 2:1 had given 'cross_leaf_fraction': 1.0 (every byte crossing a
         # taper) with no word that nothing is priced: null, and why
-        "oversubscription_not_priced": None if priced else NOT_PRICED,
+        "oversubscription_not_priced": None if priced else NO_NETWORK_TO_TAPER,
         # the cross-leaf shares the engine is given beside it, under an estimate's names (check
         # says them as flags; the JSON had them only in the assumptions' words)
         "cross_leaf_fraction": out.cross_leaf_fraction if out is not None else None,
@@ -1252,10 +1256,11 @@ def render_design_text(resolved: ResolvedDesign) -> str:
     lines.append(
         f"  SHARP {'on' if sharp else 'off'}; oversubscription fed to the engine "
         f"{format_oversubscription(resolved.oversubscription)}"
-        # one NVL72 rack at 2:1 had read '1:1' here, its 2:1 nowhere (the assumptions say why)
+        # one NVL72 rack at 2:1 had read '1:1' here, its 2:1 nowhere; said here, with why, and
+        # not again in the assumptions (design_notes)
         + (
             f" (fabric.oversubscription {ratios_text(resolved.design.fabric.oversubscription)} "
-            "not priced)"
+            f"{OVERSUBSCRIPTION_NOT_PRICED})"
             if resolved.design.fabric is not None
             and _declared_oversubscription(resolved) > 1
             and not prices_oversubscription(cluster)

@@ -38,6 +38,7 @@ from ibcalc.catalogue.models import MAX_GPU_MEMORY_BYTES, MIN_GPU_MEMORY_BYTES, 
 from ibcalc.cluster.resolve import (
     HOST_OPTIONS_UNUSED,
     NETWORK_OPTIONS_IGNORED,
+    OVERSUBSCRIPTION_NOT_PRICED,
     TWO_NODE_TREE_NOTE,
     ResolvedCluster,
     node_nics,
@@ -717,7 +718,7 @@ def _cluster_notes(
     ]
     across = bool(reduced)
     nics = any(p.tier != "scale-up" for p in phases)
-    unused = (HOST_OPTIONS_UNUSED, NETWORK_OPTIONS_IGNORED)
+    unused = (HOST_OPTIONS_UNUSED, NETWORK_OPTIONS_IGNORED, OVERSUBSCRIPTION_NOT_PRICED)
     a2a = any(p.inside_a_node for p in phases if p.collective is Collective.ALL_TO_ALL)
     notes = [
         n
