@@ -436,3 +436,11 @@ def test_an_oversubscription_written_up_to_down_gets_the_hint() -> None:
     result = runner.invoke(app, ["allreduce", "-s", "1GB", "--oversubscription", "0.5"])
     assert result.exit_code == 2
     assert "did you mean 2:1?" in result.output
+
+
+def test_an_oversubscription_of_a_third_is_offered_3_to_1() -> None:
+    """0.33 is 1/3 at two decimals; the hint had been 1/0.33 = 3.03:1."""
+    args = ["allreduce", "-s", "1GB", "--system", "dgx-h100", "-N", "4"]
+    result = runner.invoke(app, [*args, "--oversubscription", "0.33"])
+    assert result.exit_code == 2
+    assert "--oversubscription '0.33' must be >= 1 (down:up; did you mean 3:1?" in result.output

@@ -163,6 +163,52 @@ def test_parse_ratio_refuses(text: object, words: str) -> None:
         parse_ratio(text)
 
 
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        # 1/3 = 0.333... rounds to 0.33 and to 0.333 (it had been 1/0.33 = 3.03:1)
+        ("0.33", "3:1"),
+        ("0.333", "3:1"),
+        (0.33, "3:1"),  # a YAML number, read back as it is written
+        ("3.3e-1", "3:1"),
+        # 2/3 = 0.667 rounds to 0.67: 3:2 (had been 1.49:1); not to 0.66: 1/0.66 = 1.515
+        ("0.67", "1.5:1"),
+        ("0.66", "1.52:1"),
+        ("0.25", "4:1"),  # 1/4 exactly
+        ("0.4", "2.5:1"),  # 2/5 exactly
+        # 3/10 exactly: 1/3 is 0.033 off, past half of the 0.1 written
+        ("0.3", "10:3"),
+        ("0.14", "7:1"),  # 1/7 = 0.1429
+        # no up/down of 10 down or fewer within 0.005 of 0.05 (1/10 is 0.05 off): 1/0.05
+        ("0.05", "20:1"),
+        # written down:up, the ratio is exact: its inverse is 100/33
+        ("33:100", "3.03:1"),
+    ],
+)
+def test_an_inverse_hint_offers_the_simple_ratio_a_decimal_rounds_from(
+    written: object, meant: str
+) -> None:
+    with pytest.raises(ValueError, match=r"must be >= 1 \(down:up; did you mean") as info:
+        parse_ratio(written)
+    assert str(info.value).endswith(f"must be >= 1 (down:up; did you mean {meant}?)")
+
+
+def test_a_design_file_gets_the_same_inverse_hint() -> None:
+    """A design's ratio takes the command line's syntax, and its hint: 0.33 under fabric had
+    offered 3.03:1, 0.67 under an oversubscription gate 1.49:1."""
+    text = (
+        "name: inv\nnodes: 4\nsystem: dgx-h100\nfabric: {oversubscription: 0.33}\n"
+        "requirements:\n  - oversubscription: {max: 0.67}\n"
+    )
+    with pytest.raises(DesignError) as info:
+        load_design("inv.yaml", text=text)
+    assert [p.message for p in info.value.problems] == [
+        "fabric.oversubscription: oversubscription 0.33 must be >= 1 (down:up; did you mean 3:1?)",
+        "requirements[0].oversubscription.max: oversubscription 0.67 must be >= 1 (down:up; "
+        "did you mean 1.5:1?)",
+    ]
+
+
 def test_quantities_and_dtypes() -> None:
     text = (
         "name: q\nnodes: 2\nrequirements:\n"

@@ -9,6 +9,7 @@ see :class:`~ibcalc.errors.ClusterError`.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from fractions import Fraction
 from typing import Annotated, Any
 
@@ -75,6 +76,31 @@ def _exponent(text: str) -> int:
     return int(digits[:6]) if digits.isdigit() else 0
 
 
+#: The most down ports of the simple ratio a decimal under 1 is taken as the inverse of
+#: (:func:`_inverse`): 0.14 is 1/7 (7:1), 0.1 is 1/10 itself.
+_SIMPLE_DOWN = 10
+
+
+def _inverse(ratio: float, value: object) -> float:
+    """The down:up ratio a decimal under 1 was likely written for (docs/design-files.md): the
+    up/down of at most :data:`_SIMPLE_DOWN` down nearest the decimal, where it rounds to the
+    decimal at the decimal's own places (0.33 is 1/3: 3:1; 0.67 is 2/3: 1.5:1; 0.4 is 2/5:
+    2.5:1; 0.3 is 3/10 itself: 3.33:1); else the decimal's exact inverse (0.66: 1.52:1). A
+    ratio written down:up ('33:100') is exact, and so is its inverse."""
+    text = repr(value) if isinstance(value, float) else value
+    if not isinstance(text, str) or not _PLAIN_RATIO().match(text.strip()):
+        return 1 / ratio
+    # exact: the caller asks only for a ratio from 1/64 to 1, so the exponent written is no
+    # longer than the digits before it (1e-99999999 is 0, and has no hint)
+    written = Fraction(text.strip())
+    exponent = Decimal(text.strip()).as_tuple().exponent
+    assert isinstance(exponent, int)  # a finite number
+    near = written.limit_denominator(_SIMPLE_DOWN)
+    if abs(near - written) <= Fraction(1, 2) * Fraction(10) ** exponent:
+        return float(1 / near)
+    return 1 / ratio
+
+
 def parse_ratio(value: Any) -> float:
     """A down:up oversubscription ratio: ``2``, ``1.5``, ``"3:1"`` or ``"4:3"``.
 
@@ -123,7 +149,7 @@ def parse_ratio(value: Any) -> float:
     if ratio < 1:
         # the inverse only where it is a ratio taken (1e-320 had suggested "inf:1")
         hint = (
-            f" (down:up; did you mean {format_oversubscription(1 / ratio)}?)"
+            f" (down:up; did you mean {format_oversubscription(_inverse(ratio, value))}?)"
             if ratio > 0 and 1 / ratio <= MAX_OVERSUBSCRIPTION
             else ""
         )
