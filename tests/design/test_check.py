@@ -191,7 +191,7 @@ def test_gap_switches_oversubscription(tmp_path: Path, builtin_catalogue: Catalo
     # bisection: 31 x 8 NICs, half of them across the cut at 50 GB/s; no narrower split at 1:1
     assert sw12.basis == SwitchesBasis(leaf=8, spine=4, core=0, bisection_Bps=31 * 8 / 2 * 50e9)
     assert (over.predicted, over.passed, over.unit) == (1.0, True, "down:up")
-    assert over.basis == OversubscriptionBasis("sized", 2)
+    assert over.basis == OversubscriptionBasis("sized", 2, limits=(1.0,))
     assert [f.line for f in (gap9, gap8, sw12, sw11, over)] == [8, 9, 10, 11, 12]
     # 32 nodes: the 4 extra endpoints open a second SU (260 leaf ports over one SU's 256), 24
     # switches, and the failing gate says why (review DJ L8); 31 nodes had not said it above
@@ -303,6 +303,35 @@ def test_a_ratio_of_whole_numbers_prints_as_written(
     ]
 
 
+def test_a_ratio_prints_alike_in_the_header_and_every_gate_of_its_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A declared 2.0149 had read 2.01:1 in the header ('as priced') and beside a max of 2.02,
+    but 2.015:1 beside a max of 2.01, where three figures read level with the limit it is over.
+    It now reads the fewest figures that sit on its side of every limit of the report, in every
+    line: 2.015:1 (over 2.01, under 2.02). A sized leaf of 139 down / 69 up on 208 ports
+    (139/69 = 2.014493) beside limits of 2.01 and 2.0145 reads 2.014:1 throughout (over 2.01,
+    under 2.0145, which it passes by (2.0145 - 139/69) / 2.0145 = 0.0004 %)."""
+    cases = (
+        ("fabric: {oversubscription: 2.0149}", "2.02", "2.015:1", ["FAIL", "PASS"]),
+        ("fabric: {radix: 208, oversubscription: '139:69'}", "2.0145", "2.014:1", ["FAIL", "PASS"]),
+    )
+    for index, (fabric, second, shown, verdicts) in enumerate(cases):
+        text = (
+            f"name: o\nnodes: 32\nsystem: dgx-h100\n{fabric}\nrequirements:\n"
+            f"  - oversubscription: {{max: 2.01}}\n  - oversubscription: {{max: {second}}}\n"
+        )
+        code, out, _ = run(["check", str(write(tmp_path, f"o{index}.yaml", text))], capsys)
+        assert code == 1
+        lines = out.splitlines()
+        assert f"as priced: oversubscription {shown}, " in lines[1]
+        gates = [line for line in lines if line[:4] in ("PASS", "FAIL")]
+        assert [line[:4] for line in gates] == verdicts
+        assert [line.split("predicted ")[1].split()[0] for line in gates] == [shown, shown]
+        assert f"worst tier down:up {shown}, 0.2% over the required <= 2.01:1" in out
+    assert "margin +0.0004%" in out
+
+
 def test_one_down_up_ratio_reads_one_way_in_check_and_design_show(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -351,7 +380,7 @@ def test_declared_oversubscription(tmp_path: Path, builtin_catalogue: Catalogue)
     (f,) = check_design(write(tmp_path, "o.yaml", text), builtin_catalogue).findings
     assert (f.predicted, f.passed) == (1.5, False)
     assert f.margin == pytest.approx((1.2 - 1.5) / 1.2)
-    assert f.basis == OversubscriptionBasis("declared", end_to_end=1.5)
+    assert f.basis == OversubscriptionBasis("declared", end_to_end=1.5, limits=(1.2,))
 
 
 def test_an_oversubscription_line_says_the_taper_the_collectives_are_priced_at(
@@ -371,7 +400,7 @@ def test_an_oversubscription_line_says_the_taper_the_collectives_are_priced_at(
     result = check_design(path, builtin_catalogue)
     ok, tight = result.findings
     assert (ok.predicted, ok.passed, tight.passed) == (2.0, True, False)
-    assert ok.basis == OversubscriptionBasis("declared", end_to_end=4.0)
+    assert ok.basis == OversubscriptionBasis("declared", end_to_end=4.0, limits=(2.0, 1.5))
     lines = render_text([FileOutcome(path=str(path), check=result)]).splitlines()
     assert any(
         line.startswith("PASS ")
@@ -391,7 +420,7 @@ def test_an_oversubscription_line_says_the_taper_the_collectives_are_priced_at(
     )
     alone = check_design(single, builtin_catalogue)
     (one,) = alone.findings
-    assert one.basis == OversubscriptionBasis("declared", end_to_end=2.0)
+    assert one.basis == OversubscriptionBasis("declared", end_to_end=2.0, limits=(2.0,))
     one_text = render_text([FileOutcome(path=str(single), check=alone)])
     assert "oversubscription (worst tier) <= 2:1  predicted 2:1  margin" in one_text
     assert "end to end" not in one_text

@@ -919,6 +919,9 @@ class OversubscriptionBasis:
     source: Literal["sized", "declared", "none"]
     tiers: int | None = None
     end_to_end: float = 1.0
+    #: the ``max`` of every oversubscription requirement of the design, this one's among them:
+    #: the report prints the worst tier one way beside all of them (its header too)
+    limits: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1242,18 +1245,25 @@ def _oversubscription_finding(
     resolved: ResolvedDesign, doc: Document, loc: Loc, target: OversubscriptionTarget
 ) -> Finding:
     fabric = resolved.design.fabric
+    limits = tuple(
+        item.target.max
+        for item in resolved.design.requirements
+        if isinstance(item.target, OversubscriptionTarget)
+    )
     basis: OversubscriptionBasis
     if resolved.fabric is not None:
         worst = resolved.fabric.worst_oversubscription
         basis = OversubscriptionBasis(
-            "sized", resolved.fabric.tiers, resolved.fabric.end_to_end_oversubscription
+            "sized", resolved.fabric.tiers, resolved.fabric.end_to_end_oversubscription, limits
         )
     elif fabric is not None:
         worst = max(fabric.oversubscription)
-        basis = OversubscriptionBasis("declared", end_to_end=math.prod(fabric.oversubscription))
+        basis = OversubscriptionBasis(
+            "declared", end_to_end=math.prod(fabric.oversubscription), limits=limits
+        )
     else:
         worst = 1.0
-        basis = OversubscriptionBasis("none")
+        basis = OversubscriptionBasis("none", limits=limits)
     return _finding(
         resolved,
         doc,

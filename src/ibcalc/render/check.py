@@ -188,6 +188,10 @@ def _quantities(f: Finding) -> tuple[str, str]:
             )
             suffix, factor = unit, 1 / size
             usual = _figure(f.predicted * factor, 3) + suffix
+    # a ratio reads on its side of every ratio limit of its report, so that each of its lines
+    # and the header print it alike (2.0149 had read 2.015:1 beside a max of 2.01, 2.01:1 in
+    # the header and beside a max of 2.02: a review)
+    limits = f.basis.limits if isinstance(f.basis, OversubscriptionBasis) else ()
     truth = (f.predicted > f.required) - (f.predicted < f.required)
     if truth == 0:
         # a prediction equal to the requirement reads as it does ('4:3', not
@@ -204,7 +208,10 @@ def _quantities(f: Finding) -> tuple[str, str]:
         shown = _reads_back(text, f.unit, its_factor)
         if shown is None:
             return False
-        return (shown > f.required) - (shown < f.required) == truth
+        return all(
+            (shown > limit) - (shown < limit) == (f.predicted > limit) - (f.predicted < limit)
+            for limit in (f.required, *limits)
+        )
 
     if agrees(usual):
         return usual, required
@@ -706,7 +713,10 @@ def _priced(end_to_end: float, check: DesignCheck) -> str:
     worst = max(tiers, default=1.0)
     if end_to_end > worst:
         return _end_to_end(end_to_end, worst)
-    return format_oversubscription(end_to_end)
+    # the worst tier itself: as the gates on it print it, where there are any
+    gates = (f for f in check.findings if f.unit == "down:up" and f.predicted == end_to_end)
+    gate = next(gates, None)
+    return _quantities(gate)[0] if gate is not None else format_oversubscription(end_to_end)
 
 
 def _ratio_flag(value: float) -> str:
