@@ -260,6 +260,35 @@ def test_sharp_is_offered_and_applied_to_all_reduce_only() -> None:
     ) in plain.assumptions
 
 
+def test_a_near_tie_far_under_a_tenth_of_a_percent_does_not_read_as_none(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Near-tie figures print as shares do (units.format_share, two figures below 10 %): they
+    had used :.1% and :.2%, so a tie closer than 0.05 % read as none. 3 x DGX H100, 16 GiB
+    all-reduce: nvlstree/Simple 88.1747 ms, --sharp's nvls/Simple 88.1449 ms, 1 - 88.1449 /
+    88.1747 = 0.034 % ('0.0% faster' before). 2 x DGX A100, 32 GiB all-to-all: pxn/Simple
+    704.862 ms, pairwise/Simple 704.884 ms, 0.0031 % apart ('within 0.00% of it' before)."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=3))
+    est = estimate_on(cluster, Collective.ALL_REDUCE, 16 * 2**30)
+    sharp = estimate_on(
+        resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=3, sharp=True)),
+        Collective.ALL_REDUCE,
+        16 * 2**30,
+    )
+    assert 0.00033 < 1 - sharp.time_s / est.time_s < 0.00035
+    assert (
+        "ndr supports SHARP (CollNet); {sharp} would make this all-reduce 0.034% faster, a near "
+        "tie (nvls/Simple, 88.1 ms)"
+    ) in est.assumptions
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=2))
+    a2a = estimate_on(cluster, Collective.ALL_TO_ALL, 32 * 2**30)
+    assert (a2a.best.algorithm, a2a.best.protocol) == (Algorithm.PXN, Protocol.SIMPLE)
+    pairwise = next(a for a in a2a.alternatives if a.algorithm is Algorithm.PAIRWISE)
+    assert 0.000030 < pairwise.time_s / a2a.time_s - 1 < 0.000031
+    (tie,) = [n for n in a2a.assumptions if n.startswith("pairwise/Simple would take")]
+    assert tie.startswith("pairwise/Simple would take 705 ms, within 0.0031% of it: a near tie")
+
+
 def test_nvls_across_nodes_names_the_sharp_switches_as_why_busbw_is_equivalent() -> None:
     """16 x DGX H100 with SHARP, 256 MiB all-reduce: NCCL picks NVLS, which across nodes reduces
     in the NVSwitch and in the InfiniBand switches (its bottleneck: 'network into the SHARP

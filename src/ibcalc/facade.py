@@ -68,7 +68,15 @@ from ibcalc.errors import (
 )
 from ibcalc.memo import IdentityMemo
 from ibcalc.textsafe import shown
-from ibcalc.units import MAX_ENGINE_BYTES, GiB, MiB, format_size, format_time, memory_size
+from ibcalc.units import (
+    MAX_ENGINE_BYTES,
+    GiB,
+    MiB,
+    format_share,
+    format_size,
+    format_time,
+    memory_size,
+)
 
 __all__ = [
     "MEASURED_DROP_MAX",
@@ -416,11 +424,13 @@ def _sharp_what_if(
     # within the tie threshold, said as faster or slower ('would change ... by -1.9%' had left
     # the sign's meaning to the reader: review DG)
     if ratio <= 1:
-        return lead + f"would make this all-reduce {1 - ratio:.1%} faster, a near tie ({at})"
+        return (
+            lead + f"would make this all-reduce {format_share(1 - ratio)} faster, a near tie ({at})"
+        )
     # NCCL's tuner and the model disagreeing: the tuner's pick priced slower
     return lead + (
-        f"would make this all-reduce {ratio - 1:.1%} slower: NCCL's tuner ranks {pick} first, "
-        f"the model prices it slower ({at})"
+        f"would make this all-reduce {format_share(ratio - 1)} slower: NCCL's tuner ranks {pick} "
+        f"first, the model prices it slower ({at})"
     )
 
 
@@ -739,7 +749,7 @@ def _estimate(
                     else ""
                 )
                 + (
-                    f" by only {apart:.2%}, a near tie a real run may break either way"
+                    f" by only {format_share(apart)}, a near tie a real run may break either way"
                     + (" (the likely range covers both)" if any(c is alt for c in ties) else "")
                     if alt.algorithm not in (Algorithm.HIERARCHICAL, Algorithm.RHD)
                     and 0 <= apart < within
@@ -753,12 +763,14 @@ def _estimate(
             apart = tie_time(tie) / tie_time(best) - 1
             notes.append(
                 f"{tie.algorithm.value}/{tie.protocol.value} would take "
-                f"{format_time(tie.time_s)}, within {apart:.2%} of it: a near tie, and which path "
-                "NCCL takes follows its topology, not a tuner (the likely range covers both)"
+                f"{format_time(tie.time_s)}, within {format_share(apart)} of it: a near tie, "
+                "and which path NCCL takes follows its topology, not a tuner (the likely range "
+                "covers both)"
                 if p2p
                 else f"NCCL's own estimate ranks {tie.algorithm.value}/{tie.protocol.value} "
-                f"within {apart:.2%} of its choice, a near tie a real run may break either way: "
-                f"it would take {format_time(tie.time_s)} (the likely range covers both)"
+                f"within {format_share(apart)} of its choice, a near tie a real run may break "
+                f"either way: it would take {format_time(tie.time_s)} (the likely range covers "
+                "both)"
             )
         elif slower:
             # every one the range covers, named: the top of a range set by tree/Simple at
@@ -769,8 +781,8 @@ def _estimate(
             apart = max(c.selection_time_s / best.selection_time_s - 1 for c in slower)
             notes.append(
                 f"NCCL's own estimate ranks {', '.join(named[:-1])} and {named[-1]} within "
-                f"{apart:.2%} of its choice, near ties a real run may break any way (the likely "
-                "range covers them all)"
+                f"{format_share(apart)} of its choice, near ties a real run may break any way "
+                "(the likely range covers them all)"
             )
     if algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD):
         notes.append(f"{algorithm.value} is a what-if: NCCL does not implement it")
