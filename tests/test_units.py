@@ -888,6 +888,28 @@ def test_format_share_never_reads_a_small_share_as_none_or_round(share: float, t
     assert format_share(share) == text
 
 
+@pytest.mark.parametrize(
+    ("factor", "text"),
+    [
+        (2.0, "2"),
+        (4 / 3, "1.33"),
+        (1.84, "1.84"),
+        (11.25, "11.2"),  # three figures, as before
+        (1.0001, "1.0001"),  # had read x1
+        (2.5 * 0.401, "1.002"),  # 1.0025 (1.00249... in binary): had read x1
+        (1.0000002, "1.0000002"),
+        (1.0, "1"),  # no slowdown is 1
+    ],
+)
+def test_format_slowdown_never_reads_a_slowdown_as_none(factor: float, text: str) -> None:
+    """The taper notes ('runs x1.33 slower', 'tapered uplinks x2 slower') had used ``:.3g``,
+    which prints a factor under 1.005 as ``1``: '--oversubscription 1.0001' read 'runs x1
+    slower'."""
+    from ibcalc.units import format_slowdown
+
+    assert format_slowdown(factor) == text
+
+
 def test_a_size_or_distance_unit_matched_only_by_unicode_case_folding_is_not_understood() -> None:
     """The Kelvin sign folds to k under re.IGNORECASE: '1 <Kelvin>B' had read as 1 KB and
     '8 <Kelvin>m' as 8 km (a review); only ASCII letters name a unit."""

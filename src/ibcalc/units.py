@@ -48,6 +48,7 @@ __all__ = [
     "format_ratio",
     "format_share",
     "format_size",
+    "format_slowdown",
     "format_time",
     "format_us",
     "gbps_from_Bps",
@@ -774,6 +775,19 @@ def format_near_one(value: float) -> str:
     while f"{value:.{digits}f}" == f"{1:.{digits}f}" and digits < 9:
         digits += 1
     return f"{value:.{digits}f}x"
+
+
+def format_slowdown(value: float) -> str:
+    """A slowdown factor as the taper notes print it after an ``x`` (``x2``, ``x1.33``,
+    ``x1.84``): three significant figures, more where a factor above 1 would read as 1. ``:.3g``
+    had printed 1.0001 (``--oversubscription 1.0001``) and 1.0025 (2.5 x a cross-leaf 0.401)
+    as ``x1 slower``."""
+    digits = 3
+    text = f"{value:.{digits}g}"
+    while value > 1 and float(text) <= 1 and digits < 17:
+        digits += 1
+        text = f"{value:.{digits}g}"
+    return text
 
 
 def format_share(value: float) -> str:

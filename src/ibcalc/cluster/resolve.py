@@ -28,6 +28,7 @@ from ibcalc.units import (
     format_bandwidth,
     format_oversubscription,
     format_share,
+    format_slowdown,
     format_time,
     plural,
 )
@@ -1277,7 +1278,7 @@ def _build_wan(
 def _slowed(k: float, share: float) -> str:
     """How tapered leaves at ``k``:1 slow the traffic of which ``share`` crosses them."""
     if k * share > 1:
-        return f"runs x{k * share:.3g} slower"
+        return f"runs x{format_slowdown(k * share)} slower"
     return f"is not slowed (k x f = {k * share:.3g} <= 1)"
 
 
@@ -1400,7 +1401,7 @@ def _build_out(
     if spec.oversubscription > 1:
         k, f = spec.oversubscription, spec.cross_leaf_fraction
         effect = (
-            f"every collective's network term runs x{k * f:.3g} slower (max(1, k x f))"
+            f"every collective's network term runs x{format_slowdown(k * f)} slower (max(1, k x f))"
             if k * f > 1
             else f"the uplinks still carry that share at the NICs' rate (k x f = {k * f:.3g} "
             "<= 1): no slowdown"

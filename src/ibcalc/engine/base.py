@@ -30,6 +30,7 @@ from ibcalc.units import (
     format_bandwidth,
     format_number,
     format_size,
+    format_slowdown,
     format_time,
     plural,
 )
@@ -864,7 +865,7 @@ def network_words(topo: Topology, traffic: Traffic, *, inside: bool = False) -> 
         limits.append(f"each NIC capped by {out.nic_cap} at {fixed(out.nic_bw_Bps / 1e9, 1)} GB/s")
     contention = topo.contention(traffic)
     if contention > 1:
-        limits.append(f"tapered uplinks x{contention:.3g} slower")
+        limits.append(f"tapered uplinks x{format_slowdown(contention)} slower")
     if not limits:
         return ""
     words = "; ".join(limits)

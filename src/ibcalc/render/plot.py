@@ -39,6 +39,7 @@ from ibcalc.units import (
     format_number,
     format_ratio,
     format_size,
+    format_slowdown,
     format_time,
 )
 
@@ -929,7 +930,7 @@ def plot_sweep_clusters(
             ceilings.append(
                 Ceiling(
                     f"{out.link_id} all-to-all ceiling, share x {n - 1}/{n - m}"
-                    + (f", tapered uplinks x{taper:.3g} slower" if taper > 1 else ""),
+                    + (f", tapered uplinks x{format_slowdown(taper)} slower" if taper > 1 else ""),
                     node_GBps / m * (n - 1) / (n - m) / taper,
                     "network-node",
                     col,

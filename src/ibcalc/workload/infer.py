@@ -50,7 +50,14 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import WorkloadError, expect_type
 from ibcalc.facade import cost_parameter_notes, parse_dtype
-from ibcalc.units import fixed, format_oversubscription, format_share, format_size, plural
+from ibcalc.units import (
+    fixed,
+    format_oversubscription,
+    format_share,
+    format_size,
+    format_slowdown,
+    plural,
+)
 from ibcalc.workload.memory import (
     ServingMemory,
     busiest_candidates,
@@ -760,7 +767,7 @@ def _cluster_notes(
                 "KV transfer, the one phase through the NICs, crossing the tapered uplinks "
                 f"({named}): "
                 + (
-                    f"x{k * share:.3g} slower (max(1, k x f))"
+                    f"x{format_slowdown(k * share)} slower (max(1, k x f))"
                     if k * share > 1
                     else f"not slowed (k x f = {k * share:.3g} <= 1)"
                 )

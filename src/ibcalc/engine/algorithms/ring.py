@@ -61,7 +61,7 @@ from ibcalc.engine.pipeline import (
     trimmed_text,
 )
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
-from ibcalc.units import fixed, format_number, format_size
+from ibcalc.units import fixed, format_number, format_size, format_slowdown
 
 __all__ = ["ring_bandwidth", "ring_timing"]
 
@@ -99,7 +99,7 @@ def _ring_where(limit: str, bw: float, topo: Topology, *, duplex: bool = True) -
     if limit == "net":
         assert topo.out is not None
         tapered = (
-            f", tapered uplinks x{topo.contention('neighbour'):.3g} slower"
+            f", tapered uplinks x{format_slowdown(topo.contention('neighbour'))} slower"
             if topo.contention("neighbour") > 1
             else ""
         )
