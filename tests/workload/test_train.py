@@ -974,6 +974,11 @@ def test_tflops_is_judged_against_the_gpus_peak(builtin_catalogue: Catalogue) ->
     # two decimals under 1 %: 9 / 989 = 0.91 %, not '1% ... under 1 %' (a review)
     nine = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=9).assumptions
     assert any("is 0.91% of dgx-h100's GPU peak" in n for n in nine)
+    # a rate under the peak never reads as all of it: 985 / 989 = 99.6 %, not '100%'; nor a
+    # tiny one as none: 0.001 / 989 = 0.00010 %, not '0.00%'
+    close = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=985).assumptions
+    assert any("985 TFLOP/s per GPU is 99.6% of dgx-h100's GPU peak" in n for n in close)
+    assert any("0.001 TFLOP/s per GPU is 0.00010% of dgx-h100's GPU peak" in n for n in tiny)
     huge = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=1e6).warnings
     assert any(w.startswith("{tflops} 1,000,000 TFLOP/s per GPU is faster") for w in huge)
     # no figure for the generic PCIe node: said, as the memory fit is (a review: 4,000 on an

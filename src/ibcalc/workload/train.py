@@ -1478,13 +1478,13 @@ def _against_peak(
     elif recompute:
         why = (
             "its hardware FLOPs utilisation: with full recompute the model FLOPs are 6/8 of "
-            f"those run, an MFU of {share * 6 / 8:.0%}"
+            f"those run, an MFU of {format_share(share * 6 / 8)}"
         )
     else:
         why = "its MFU"
     against = f"{system}'s GPU peak, {peak:g} TFLOP/s dense 16-bit"
-    # two decimals under 1 %: 9 TFLOP/s on an H100 had read '1% ... under 1 %'
-    part = f"{share:.0%}" if share >= 0.01 else f"{share:.2%}"
+    # as every share prints: 9 TFLOP/s on an H100 had read '1% ... under 1 %', 985 '100%'
+    part = format_share(share)
     return False, f"{{tflops}} {rate} TFLOP/s per GPU is {part} of {against} ({why})"
 
 
