@@ -889,6 +889,28 @@ def test_format_share_never_reads_a_small_share_as_none_or_round(share: float, t
 
 
 @pytest.mark.parametrize(
+    ("share", "limits", "text"),
+    [
+        (0.0099899, (0.01, 1.0), "0.999%"),  # 0.99899 %: had read 1.0, 'under 1 %'
+        (0.0099596, (0.01, 1.0), "0.996%"),
+        (0.0099, (0.01, 1.0), "0.99%"),  # two figures already read under
+        (0.01001, (0.01, 1.0), "1.0%"),  # above the limit: as ever
+        (0.01, (0.01, 1.0), "1.0%"),  # at it: not below it
+        (0.999, (0.01, 1.0), "99.9%"),  # the limit of 1 still holds
+        (0.0099899, (1.0,), "1.0%"),  # without that limit, two figures
+    ],
+)
+def test_format_share_keeps_a_share_below_each_limit_it_is_below(
+    share: float, limits: tuple[float, ...], text: str
+) -> None:
+    """train's --tflops note says 'under 1 %' of a share below 1 % of the peak: 9.88 TFLOP/s on
+    an H100 (0.99899 %) had printed as '1.0% ... (under 1 %'."""
+    from ibcalc.units import format_share
+
+    assert format_share(share, limits) == text
+
+
+@pytest.mark.parametrize(
     ("factor", "text"),
     [
         (2.0, "2"),

@@ -790,29 +790,32 @@ def format_slowdown(value: float) -> str:
     return text
 
 
-def format_share(value: float) -> str:
+def format_share(value: float, limits: tuple[float, ...] = (1.0,)) -> str:
     """A share of a whole (traffic crossing the uplinks, peers behind other leaves) as a
     percentage: whole from 10 % up (``84%``), two significant figures below (``3.1%``,
     ``0.78%``, ``0.40%``), so that a nonzero share never reads ``0%`` nor a small one as a
-    round figure, and the decimals that keep a share below 1 from reading ``100%``
-    (``99.9%``). ``:.0%`` had printed 0.0078 as ``1%`` beside a ``3.12%`` and 0.004 as ``0%``
-    (a review)."""
+    round figure, and the decimals that keep a share below any of ``limits`` from reading as
+    that limit: below 1, ``99.9%``, not ``100%``; below a sentence's own threshold (``--tflops``
+    under 1 % of the peak, ``limits=(0.01, 1.0)``), ``0.999%``, not ``1.0%``. ``:.0%`` had
+    printed 0.0078 as ``1%`` beside a ``3.12%`` and 0.004 as ``0%`` (a review)."""
     if not math.isfinite(value) or value == 0:
         return f"{value:.0%}"
     percent = value * 100
     magnitude = math.floor(math.log10(abs(percent)))
+    decimals = 0
     if magnitude < 1:
         # two figures in fixed point, the decimals chosen after rounding (0.0999 % is 0.10 %,
         # not 0.100 %; 9.96 % is 10 %)
-        text = fixed(percent, 1 - magnitude)
-        if abs(float(text)) >= 10 ** (magnitude + 1):  # carried into a new digit
-            text = fixed(percent, max(0, -magnitude))
-        if abs(float(text)) < 10:
-            return f"{text}%"
-    digits = 0
-    while value < 1 and float(fixed(percent, digits)) >= 100 and digits < 9:
-        digits += 1
-    return f"{fixed(percent, digits)}%"
+        decimals = 1 - magnitude
+        if abs(float(fixed(percent, decimals))) >= 10 ** (magnitude + 1):  # carried a digit
+            decimals = max(0, -magnitude)
+        if abs(float(fixed(percent, decimals))) >= 10:
+            decimals = 0
+    while decimals < 9 and any(
+        value < limit <= float(fixed(percent, decimals)) / 100 for limit in limits
+    ):
+        decimals += 1
+    return f"{fixed(percent, decimals)}%"
 
 
 _COUNT_RE = lazy_pattern(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]?)\s*$")

@@ -979,6 +979,17 @@ def test_tflops_is_judged_against_the_gpus_peak(builtin_catalogue: Catalogue) ->
     close = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=985).assumptions
     assert any("985 TFLOP/s per GPU is 99.6% of dgx-h100's GPU peak" in n for n in close)
     assert any("0.001 TFLOP/s per GPU is 0.00010% of dgx-h100's GPU peak" in n for n in tiny)
+    # a rate just under 1 % of the peak does not read as 1 % beside 'under 1 %': 9.88 / 989 =
+    # 0.99899 % is 0.999%, not '1.0% ... (under 1 %'; 9.9 / 989 = 1.001 % reads 1.0% (its MFU)
+    edge = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=9.88).assumptions
+    assert any(
+        "9.88 TFLOP/s per GPU is 0.999% of dgx-h100's GPU peak, 989 TFLOP/s dense 16-bit "
+        "(under 1 %: is the rate in TFLOP/s?)" in n
+        for n in edge
+    )
+    over = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=9.9).assumptions
+    assert any("9.9 TFLOP/s per GPU is 1.0% of dgx-h100's GPU peak" in n for n in over)
+    assert any(n.endswith("(its MFU)") for n in over)
     huge = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=1e6).warnings
     assert any(w.startswith("{tflops} 1,000,000 TFLOP/s per GPU is faster") for w in huge)
     # no figure for the generic PCIe node: said, as the memory fit is (a review: 4,000 on an

@@ -1450,6 +1450,10 @@ PEAK_ROUNDING = 0.005
 FP8_ARCHS = frozenset({"ada", "hopper", "blackwell", "cdna3", "cdna4"})
 
 
+#: A ``--tflops`` share of the GPU peak below which the note asks whether the rate is in TFLOP/s
+_UNDER_PEAK = 0.01
+
+
 @functools.lru_cache(maxsize=64)
 def _against_peak(
     tflops: float, peak: float, system: str, *, fp8: bool, recompute: bool
@@ -1473,7 +1477,7 @@ def _against_peak(
         )
     if share > 1 + PEAK_ROUNDING:
         why = "fp8 matmuls run at up to twice it"
-    elif share < 0.01:
+    elif share < _UNDER_PEAK:
         why = "under 1 %: is the rate in TFLOP/s?"
     elif recompute:
         why = (
@@ -1483,8 +1487,9 @@ def _against_peak(
     else:
         why = "its MFU"
     against = f"{system}'s GPU peak, {peak:g} TFLOP/s dense 16-bit"
-    # as every share prints: 9 TFLOP/s on an H100 had read '1% ... under 1 %', 985 '100%'
-    part = format_share(share)
+    # as every share prints, and on its side of 1 % as of the peak: 9 TFLOP/s on an H100 had
+    # read '1% ... under 1 %', 985 '100%', 9.88 '1.0% ... (under 1 %' (0.999 %)
+    part = format_share(share, (_UNDER_PEAK, 1.0))
     return False, f"{{tflops}} {rate} TFLOP/s per GPU is {part} of {against} ({why})"
 
 
