@@ -600,6 +600,23 @@ def test_three_tiers_name_the_leaf_share_apart_from_the_cross_leaf_fraction(
     assert "cross-leaf fraction 84%" not in notes
 
 
+def test_three_tiers_print_a_leaf_slowdown_just_above_1_as_the_estimate_note_does(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """200 DGX H100 on three tiers at [32:27, 4]: the leaves slow traffic to every peer by
+    k1 x f1 = 32/27 x 168/199 = 1.00056, which the note above prints 'runs x1.001 slower' (k x f,
+    the same product); the derivation had printed it with :.3g, 'the leaves slow traffic x1'."""
+    text = THREE_TIERS.format(nodes=200, core=4).replace("[1, 4]", '["32:27", 4]')
+    path = write(tmp_path, "t.yaml", text)
+    design, doc = load_design(path, catalogue=builtin_catalogue)
+    notes = " ".join(render_design_text(resolve_design(design, doc, builtin_catalogue)).split())
+    assert (
+        "traffic to every peer (all-to-all with PXN, recursive halving-doubling, PAT) runs "
+        "x1.001 slower" in notes
+    )
+    assert "the leaves slow traffic x1.001 (k1 x f1), the spines x0 (k1 x k2 x f2)" in notes
+
+
 def test_three_tiers_print_the_neighbour_share_to_two_figures(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -86,6 +86,7 @@ from ibcalc.units import (
     format_ratio,
     format_share,
     format_size,
+    format_slowdown,
     memory_size,
     plural,
 )
@@ -661,8 +662,8 @@ def cross_leaf_derivation(
         text += (
             f"; at the spine tier: pod share f2 {format_share(f2)}, the peers outside the node's "
             f"pod of {pod} nodes, across the {format_oversubscription(k2)} spine uplinks as well: "
-            f"the leaves slow traffic x{k1 * f:.3g} (k1 x f1), "
-            f"the spines x{k1 * k2 * f2:.3g} (k1 x k2 x f2), so the engine, given "
+            f"the leaves slow traffic x{format_slowdown(k1 * f)} (k1 x f1), "
+            f"the spines x{format_slowdown(k1 * k2 * f2)} (k1 x k2 x f2), so the engine, given "
             f"{format_oversubscription(k1 * k2)} end to end, gets the cross-leaf fraction f = "
             f"{engine_fraction(sizing, domain_nodes=domain_nodes):.3g} (neighbour "
             f"traffic {neighbour_fraction(sizing, domain_nodes=domain_nodes):.3g}: as out of "
