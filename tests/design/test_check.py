@@ -35,6 +35,7 @@ from ibcalc.design.check import (
     judge,
     load_design,
     resolve_design,
+    unpriced_ratio,
 )
 from ibcalc.engine.types import Collective, Estimate
 from ibcalc.errors import ClusterError, DesignError, ValidationProblem
@@ -1560,6 +1561,38 @@ def test_an_oversubscription_gate_on_one_scale_up_domain_is_refused_at_its_key(
     (judged,) = check_design(two, builtin_catalogue).findings
     assert judged.predicted == 2.0
     assert not judged.passed
+
+
+@pytest.mark.parametrize(
+    ("nodes", "ratios", "said"),
+    [
+        (18, "2", "2:1"),
+        (18, "[2, 2]", "2:1 x 2:1"),
+        (18, '["4:3", 1]', "4:3 x 1:1"),  # 4/3 x 1 > 1: said as the file gives its tiers
+        (18, "1", None),  # nothing above 1:1 to say
+        (36, "2", None),  # two racks: priced
+    ],
+)
+def test_one_scale_up_domain_says_its_ratio_not_priced_in_one_place(
+    tmp_path: Path, builtin_catalogue: Catalogue, nodes: int, ratios: str, said: str | None
+) -> None:
+    """check's warning at fabric.oversubscription, its refusal of an oversubscription gate and
+    design show's engine line each built 'fabric.oversubscription 2:1 not priced: ...' under a
+    test of their own (the tiers' product above 1 on a cluster that does not price it); one
+    function says it for all three."""
+    path = write(
+        tmp_path,
+        "r.yaml",
+        f"name: r\nnodes: {nodes}\nsystem: gb200-nvl72\n"
+        f"fabric: {{switch: qm9700, oversubscription: {ratios}}}\n",
+    )
+    design, doc = load_design(path, catalogue=builtin_catalogue)
+    expected = (
+        None
+        if said is None
+        else f"{said} not priced: one scale-up domain, no network for a ratio to taper"
+    )
+    assert unpriced_ratio(resolve_design(design, doc, builtin_catalogue)) == expected
 
 
 def test_design_show_of_one_scale_up_domain_gives_the_ratio_it_prices(

@@ -1154,16 +1154,25 @@ def _no_taper(resolved: ResolvedDesign) -> str:
     """Why an oversubscription target has no ratio to judge: the cluster is one scale-up domain
     (:func:`~ibcalc.cluster.resolve.prices_oversubscription`), with the declared ratio it does
     not use."""
-    fabric = resolved.design.fabric
-    ratios = fabric.oversubscription if fabric is not None else ()
     limit = "an oversubscription limit needs a scale-out fabric"
-    if math.prod(ratios) > 1:
-        return (
-            f"{limit}; fabric.oversubscription {ratios_text(ratios)} {OVERSUBSCRIPTION_NOT_PRICED}"
-        )
+    unpriced = unpriced_ratio(resolved)
+    if unpriced is not None:
+        return f"{limit}; fabric.oversubscription {unpriced}"
     return (
         f"{limit}: the whole cluster is one scale-up domain, with no network for a ratio to taper"
     )
+
+
+def unpriced_ratio(resolved: ResolvedDesign) -> str | None:
+    """The file's fabric.oversubscription where the cluster does not price it (one scale-up
+    domain: :func:`~ibcalc.cluster.resolve.prices_oversubscription`), as check's warning at the
+    key, its refusal of a gate and design show's engine line say it (``2:1 not priced: ...``);
+    None where the ratio is priced or the file gives none above 1:1."""
+    fabric = resolved.design.fabric
+    ratios = fabric.oversubscription if fabric is not None else ()
+    if prices_oversubscription(resolved.cluster) or math.prod(ratios) <= 1:
+        return None
+    return f"{ratios_text(ratios)} {OVERSUBSCRIPTION_NOT_PRICED}"
 
 
 def ratios_text(ratios: Sequence[float]) -> str:
@@ -1405,13 +1414,11 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
             )
     sizing = resolved.fabric
     ratios = fabric.oversubscription if fabric is not None else ()
-    if not prices_oversubscription(cluster) and math.prod(ratios) > 1:
+    unpriced = unpriced_ratio(resolved)
+    if unpriced is not None:
         # one NVL72 rack with a 2:1 fabric had read 'as priced: oversubscription 2:1, ...
         # every byte crosses the tapered uplinks' in check, 'ignored' in design show
-        problems.add(
-            ("fabric", "oversubscription"),
-            f"{ratios_text(ratios)} {OVERSUBSCRIPTION_NOT_PRICED}",
-        )
+        problems.add(("fabric", "oversubscription"), unpriced)
     if sizing is not None and sizing.tiers < 3 and len(ratios) > 1 and ratios[1] != 1:
         problems.add(
             ("fabric", "oversubscription"),

@@ -36,7 +36,7 @@ from ibcalc.design.check import (
     SwitchesBasis,
     cross_leaf_derivation,
     domain_nodes_of,
-    ratios_text,
+    unpriced_ratio,
 )
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import IbcalcError, UnitError, ValidationProblem, fill_fields
@@ -1263,19 +1263,13 @@ def render_design_text(resolved: ResolvedDesign) -> str:
         lines.append(f"  gap (scale-up / scale-out line rate per GPU): {format_ratio(bws.gap)}")
     lines.append(f"  bottleneck: {bottleneck_text(bws)}")
     sharp = out.sharp if out is not None else False
+    unpriced = unpriced_ratio(resolved)
     lines.append(
         f"  SHARP {'on' if sharp else 'off'}; oversubscription fed to the engine "
         f"{format_oversubscription(resolved.oversubscription)}"
         # one NVL72 rack at 2:1 had read '1:1' here, its 2:1 nowhere; said here, with why, and
         # not again in the assumptions (design_notes)
-        + (
-            f" (fabric.oversubscription {ratios_text(resolved.design.fabric.oversubscription)} "
-            f"{OVERSUBSCRIPTION_NOT_PRICED})"
-            if resolved.design.fabric is not None
-            and _declared_oversubscription(resolved) > 1
-            and not prices_oversubscription(cluster)
-            else ""
-        )
+        + (f" (fabric.oversubscription {unpriced})" if unpriced is not None else "")
     )
     fab = resolved.fabric
     if fab is None:
