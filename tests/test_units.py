@@ -702,6 +702,10 @@ def test_format_ratio(ratio: float, text: str) -> None:
         (64.0, "64:1"),
         (4096.0, "4096:1"),  # a product of tiers past the limit: not 4.1e+03:1
         (100.4, "100.4:1"),  # not 502:5, nor 100:1
+        # a product of tiers is what it is on paper, its binary rounding aside
+        (1.1 * 3, "3.3:1"),  # 3.3000000000000003: had read 3.30:1, a rounded ratio
+        ((4 / 3) * 1.1, "22:15"),  # 4/3 x 11/10 on paper (1.4666666666666668 had read 1.47:1)
+        (3.3 + 1e-12, "3.30:1"),  # past a product's rounding: a ratio that is not 3.3
     ],
 )
 def test_format_oversubscription(ratio: float, text: str) -> None:

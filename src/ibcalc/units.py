@@ -730,20 +730,33 @@ def format_ratio(value: float) -> str:
 _RATIO_TERMS = 16
 
 
+#: How many units in the last place a product of ratios may stray from the figures it is on
+#: paper: 1.1 x 3 is 3.3000000000000003 in binary, one unit from 3.3
+_PRODUCT_ULPS = 4
+
+
+def _level(written: float, value: float) -> bool:
+    """Whether ``value`` is ``written`` but for the rounding of a product of ratios (a few units
+    in its last place)."""
+    return abs(written - value) <= _PRODUCT_ULPS * math.ulp(value)
+
+
 def format_oversubscription(value: float, digits: int = 3) -> str:
     """A down:up oversubscription ratio as every text output prints one: as few figures as
     write it exactly, up to ``digits`` (``2:1``, ``1.5:1``); else the ratio of small whole
     numbers it is to the bit (``4:3``, ``9:7``); else ``digits`` significant figures, trailing
     zeros kept so that a rounded ratio does not read as an exact one (``2.67:1``, 2.002 as
     ``2.00:1``). The same 4:3 had printed as ``1.33333:1``, ``1.33:1`` and ``4:3`` in one
-    design's check and ``design show``."""
+    design's check and ``design show``. A value a product's rounding keeps a few units in the
+    last place off such a form takes it: tiers of [1.1, 3] are 3.3:1 end to end, not ``3.30:1``
+    (3.3000000000000003), which reads as a rounded ratio."""
     text = f"{value:.{digits}g}"
     if "e" in text or value >= 10**digits:  # 4096:1, not 4.1e+03:1
         return f"{value:.{0 if float(value).is_integer() else 1}f}:1"
-    if not math.isfinite(value) or float(text) == value:
+    if not math.isfinite(value) or _level(float(text), value):
         return f"{text}:1"
     fraction = Fraction(value).limit_denominator(_RATIO_TERMS)
-    if fraction.numerator < 100 and fraction.numerator / fraction.denominator == value:
+    if fraction.numerator < 100 and _level(fraction.numerator / fraction.denominator, value):
         return f"{fraction.numerator}:{fraction.denominator}"
     text = f"{value:#.{digits}g}"
     # (a fraction past the figures keeps one decimal: 100.4 is not 100:1)

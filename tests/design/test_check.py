@@ -1563,6 +1563,23 @@ def test_an_oversubscription_gate_on_one_scale_up_domain_is_refused_at_its_key(
     assert not judged.passed
 
 
+def test_a_product_of_tiers_prints_as_it_is_on_paper(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Declared tiers of [1.1, 3] taper 3.3:1 end to end (1.1 x 3), 3.3000000000000003 in
+    binary: check had printed 'as priced: oversubscription 3.30:1' and '(3.30:1 end to end, as
+    priced)', trailing zeros that say a ratio was rounded. The flag keeps every digit."""
+    tiers = "fabric: {oversubscription: [1.1, 3]}\n"
+    gate = "requirements:\n  - oversubscription: {max: 4}\n"
+    path = write(tmp_path, "p.yaml", f"name: p\nnodes: 4\nsystem: dgx-h100\n{tiers}{gate}")
+    code, out, _ = run(["check", str(path)], capsys)
+    text = " ".join(out.split())
+    assert code == 0
+    assert "as priced: oversubscription 3.3:1, cross-leaf 1" in text
+    assert "predicted 3:1 (3.3:1 end to end, as priced)" in text
+    assert "3.30:1" not in text
+
+
 @pytest.mark.parametrize(
     ("nodes", "ratios", "said"),
     [
