@@ -925,6 +925,11 @@ def test_format_share_keeps_a_share_below_each_limit_it_is_below(
         (2.5 * 0.401, "1.002"),  # 1.0025 (1.00249... in binary): had read x1
         (1.0000002, "1.0000002"),
         (1.0, "1"),  # no slowdown is 1
+        # rounded: trailing zeros kept, as format_oversubscription keeps them
+        (2.002, "2.00"),  # had read x2, level with 2 itself
+        (1.1999, "1.20"),
+        (4 * (168 / 199 / 4), "0.844"),  # a product's binary rounding is no rounding
+        (4 * 0.5, "2"),
     ],
 )
 def test_format_slowdown_never_reads_a_slowdown_as_none(factor: float, text: str) -> None:

@@ -794,13 +794,18 @@ def format_slowdown(value: float) -> str:
     """A slowdown factor as the taper notes print it after an ``x`` (``x2``, ``x1.33``,
     ``x1.84``): three significant figures, more where a factor above 1 would read as 1. ``:.3g``
     had printed 1.0001 (``--oversubscription 1.0001``) and 1.0025 (2.5 x a cross-leaf 0.401)
-    as ``x1 slower``."""
+    as ``x1 slower``. A rounded factor keeps its trailing zeros, as a down:up ratio does
+    (:func:`format_oversubscription`): 2.002 is ``x2.00``, not ``x2``, which reads as exactly 2."""
     digits = 3
     text = f"{value:.{digits}g}"
     while value > 1 and float(text) <= 1 and digits < 17:
         digits += 1
         text = f"{value:.{digits}g}"
-    return text
+    if "e" in text or not math.isfinite(value) or _level(float(text), value):
+        return text
+    # rounded: its trailing zeros kept, as format_oversubscription keeps them (2.002 had read
+    # 'x2 slower' beside 'oversubscription 2.00:1')
+    return f"{value:#.{digits}g}".rstrip(".")
 
 
 def format_share(value: float, limits: tuple[float, ...] = (1.0,)) -> str:

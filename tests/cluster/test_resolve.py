@@ -782,6 +782,11 @@ def test_oversubscription_reaches_the_scale_out_tier() -> None:
     # a slowdown under 1.005 keeps the figures that show it: 1.0001 x 1 had read 'x1 slower'
     slight = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4, oversubscription=1.0001))
     assert any("runs x1.0001 slower (max(1, k x f))" in note for note in slight.assumptions)
+    # a rounded one keeps its trailing zeros, as the ratio beside it does: 2.002 had read
+    # 'oversubscription 2.00:1 end to end ... runs x2 slower', as if it were 2
+    rounded = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4, oversubscription=2.002))
+    (note,) = [n for n in rounded.assumptions if n.startswith("oversubscription 2.00:1 end to end")]
+    assert note.endswith("runs x2.00 slower (max(1, k x f))")
     # a fraction on a non-blocking fabric changes nothing, and says so (it said nothing)
     flat = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4, cross_leaf_fraction=0.5))
     assert (
