@@ -352,8 +352,11 @@ def test_a_release_before_send_recv_refuses_all_to_all_and_send_recv(
         assert f"NCCL {version} predates {predated} {SEND_RECV_ADDED}" in message
         assert message.endswith("; applicable: none\n")
         assert message.count("\n") == 1
-        # the algorithms of the collective only: not every one the release lacks
+        # the algorithms of the collective only: not every one the release lacks, nor PXN,
+        # which needs the send/receive the release lacks (its 2.12.7 had been named too)
         assert "tree" not in message
+        assert "pxn" not in message
+        assert "2.12.7" not in message
     message = main_error([*args, "--algo", algorithm, "--nccl-version", "2.7.2"], capsys)
     assert message.startswith(f"error: {algorithm} does not apply to {command}")
     assert f"{predated} {SEND_RECV_ADDED}" in message

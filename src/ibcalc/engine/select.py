@@ -186,12 +186,14 @@ def refuse(
         and (
             narrowed := _release_clauses(
                 plan.tuner.provenance["nccl_tuner.algorithms"].text,
-                [
-                    a
-                    for a in sorted(NCCL_ALGORITHMS)
-                    if not enabled.algorithms.get(a, 1)
-                    and applies_but_for_dtype(a, collective, plan.topo, plan.params)
-                ],
+                _first_missing(
+                    [
+                        a
+                        for a in sorted(NCCL_ALGORITHMS)
+                        if not enabled.algorithms.get(a, 1)
+                        and applies_but_for_dtype(a, collective, plan.topo, plan.params)
+                    ]
+                ),
             )
         )
     ):
@@ -225,6 +227,18 @@ _POINT_TO_POINT = frozenset({Algorithm.PAIRWISE, Algorithm.PXN, Algorithm.P2P})
 #: "NCCL 2.3.7 predates tree (first in 2.4.2: ...); pairwise (first in 2.7.3: ...)", and a
 #: release's notes may hold "; " themselves)
 _CLAUSE = re.compile(r"; (?=[a-z0-9]+ \(first in )")
+
+
+#: Point-to-point send/receive, which PXN's all-to-all is built on as well
+_SEND_RECEIVE = frozenset({Algorithm.PAIRWISE, Algorithm.P2P})
+
+
+def _first_missing(missing: list[Algorithm]) -> list[Algorithm]:
+    """Of the algorithms a release lacks that would run a collective, those it lacks first: a
+    release without point-to-point send/receive lacks PXN for that reason too (an all-to-all
+    under 2.6.4 had named PXN's 2.12.7 and its notes beside the 2.7.3 that rules it out)."""
+    basic = [a for a in missing if a in _SEND_RECEIVE]
+    return basic or missing
 
 
 def _release_clauses(source: str, algorithms: Sequence[Algorithm]) -> str | None:
