@@ -498,7 +498,7 @@ def test_a_narrower_split_says_the_bisection_it_gives_up() -> None:
     (note,) = [n for n in sizing.notes if n.startswith("leaf uses")]
     assert note.endswith(
         "takes fewer switches without slowing traffic to every peer more, with a bisection of "
-        "1,000 GB/s against 1,600 (26 down / 13 up, the most the ratio allows, takes 21; this 9)"
+        "1000 GB/s against 1600 GB/s (26 down / 13 up, the most the ratio allows, takes 21; this 9)"
     )
 
 
@@ -518,8 +518,8 @@ def test_oversubscribed_two_tier() -> None:
     assert sizing.bisection_Bps == pytest.approx(640 / 2 * NDR_Bps)
     assert (
         "leaf uses 80 down / 40 up ports; 8 left unused: the 2:1 on fewer ports takes fewer "
-        "switches without slowing traffic to every peer more, with a bisection of 16,000 GB/s "
-        "against 16,800 (84 down / 42 up, the most the ratio allows, takes 22; this 21)"
+        "switches without slowing traffic to every peer more, with a bisection of 16000 GB/s "
+        "against 16800 GB/s (84 down / 42 up, the most the ratio allows, takes 22; this 21)"
     ) in sizing.notes
 
 

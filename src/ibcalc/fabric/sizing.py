@@ -65,6 +65,7 @@ from ibcalc.units import (
     MIN_BANDWIDTH_BPS,
     MIN_BANDWIDTH_TEXT,
     as_float,
+    format_bandwidth,
     format_oversubscription,
     format_oversubscription_apart,
     plural,
@@ -617,11 +618,12 @@ def cheaper_cost(cheaper: CheaperSplit, bisection_Bps: float | None) -> str:
 
 
 def _bisection_given_up(smaller: float | None, larger: float | None) -> str:
-    """ "a bisection of 16,000 GB/s against 16,800" where ``smaller`` is below ``larger``, else
-    the empty text."""
+    """ "a bisection of 16000 GB/s against 16800 GB/s" where ``smaller`` is below ``larger``,
+    else the empty text; both through :func:`~ibcalc.units.format_bandwidth`, as the fabric's
+    own bisection line prints it (``16,000`` here had sat beside ``16000 GB/s`` there)."""
     if smaller is None or larger is None or smaller >= larger:
         return ""
-    return f"a bisection of {smaller / 1e9:,.0f} GB/s against {larger / 1e9:,.0f}"
+    return f"a bisection of {format_bandwidth(smaller)} against {format_bandwidth(larger)}"
 
 
 def _uniform_slowdown(sizing: FabricSizing, ratio: float) -> float:
