@@ -6,6 +6,7 @@ formats, the plot, and the override file.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import re
@@ -831,8 +832,23 @@ def test_calibrate_json() -> None:
     )
     assert code == 0
     data = json.loads(out)
-    assert data["schema"] == "ibcalc-calibration/1"
+    assert data["schema"] == "ibcalc-calibration/2"
     assert {p["name"] for p in data["parameters"]} >= {"nvlink4-mesh4.efficiency"}
+    # the day of the fit, under a key that says so (it had been "date", read as the run's)
+    assert "date" not in data
+    assert data["fitted_on"] == datetime.date.today().isoformat()
+
+
+def test_calibrate_header_labels_its_date_as_the_fits() -> None:
+    """The header's date is today's, the fit's: 'calibration fitted 2026-12-07 on X'; 'calibration
+    on X (2026-12-07)' had read as the date of the run calibrated from."""
+    log = SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"
+    code, out, _ = run("calibrate", str(log))
+    assert code == 0
+    today = datetime.date.today().isoformat()
+    assert " ".join(out.split()).startswith(
+        f"calibration fitted {today} on {log} fitted parameters"
+    )
 
 
 def test_calibrate_unreadable_input_exits_2(tmp_path: Path) -> None:
@@ -972,7 +988,7 @@ def test_calibrate_to_dev_stdout_keeps_the_report_and_the_override(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert done.stderr == "wrote /dev/stdout\n"
     text = out_file.read_text(encoding="utf-8")
-    assert text.startswith("calibration on ")
+    assert text.startswith("calibration fitted ")
     report, override = text.split("# ibcalc calibrate: catalogue override (links)", 1)
     assert "rms log error of the time over 15 rows" in report
     # the header's -g 4 is modelled, so the NVLink latency fits at its bound: no link changes
@@ -1259,7 +1275,8 @@ def test_calibrate_warns_when_logs_of_different_clusters_share_a_value(tmp_path:
     assert code == 0, err
     # long paths wrap (anywhere) at the console's width: compare without whitespace
     flat = "".join(out.split())
-    assert flat.startswith("".join(f"calibration on {logs[0]}, {logs[1]} (".split()))
+    today = datetime.date.today().isoformat()
+    assert flat.startswith("".join(f"calibration fitted {today} on {logs[0]}, {logs[1]}".split()))
     warning = (
         f"warning: these logs come from different clusters: {logs[0]} (node preset l40s-pcie, "
         "GPU architecture ada, GPUs per node 1, scale-up link none, NICs per node 1) vs "

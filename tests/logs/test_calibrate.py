@@ -589,7 +589,8 @@ def test_override_files_load_and_carry_the_values(
     text = target.read_text(encoding="utf-8")
     assert text.startswith("# ibcalc calibrate: catalogue override (links)")
     assert "# source logs: synthetic-0.log, synthetic-1.log" in text
-    assert "# date: 2026-01-02" in text
+    # the date is the fit's, and says so (a bare "# date:" had read as the runs' date)
+    assert "# fitted: 2026-01-02 (the day of this fit, not of the runs)" in text
     loaded = load_catalogue([target], use_env=False)
     ndr = find_link(loaded, "ndr")
     assert ndr.efficiency == pytest.approx(0.80, rel=0.02)

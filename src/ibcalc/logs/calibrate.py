@@ -226,7 +226,10 @@ class Calibration(BaseModel):
     model_config = _FROZEN
 
     inputs: list[str]
-    date: str
+    #: The day of this fit (ISO 8601), not of the runs fitted: the text report's header says
+    #: "fitted 2026-12-07", the override files' "# fitted: 2026-12-07" (a bare date there, and a
+    #: JSON key ``date``, had read as the date of the runs)
+    fitted_on: str
     parameters: list[FittedParameter]
     undetermined: list[Undetermined]
     runs: list[RunFit]
@@ -1184,7 +1187,7 @@ def calibrate(
     inputs = list(dict.fromkeys(c.source for c in cases))
     return Calibration(
         inputs=inputs,
-        date=date,
+        fitted_on=date,
         parameters=parameters,
         undetermined=undetermined,
         runs=written_fits,
@@ -2494,7 +2497,7 @@ def _link_entries(
         credited = _logs_of_all(fitted, inputs)
         logs = printable(", ".join(credited), None)  # escapes, as the file's text must be
         update["sources"] = [f"ibcalc calibrate {date} on {logs}", *link.sources]
-        note = f"{names} calibrated to {logs} ({date})."
+        note = f"{names} calibrated to {logs} (fitted {date})."
         doubtful = [log for log in credited if log in warned]
         if doubtful:
             note += (
@@ -2532,7 +2535,8 @@ def _cost_entries(
         entries.setdefault(p.target, {})[p.field] = {
             "value": value,
             "derived_by": _DERIVED_BY,
-            "rows": f"{plural(p.rows, 'row')} of {printable(', '.join(logs), None)} ({date}); "
+            "rows": f"{plural(p.rows, 'row')} of {printable(', '.join(logs), None)} "
+            f"(fitted {date}); "
             f"fit {_fmt_value(p, p.value)}{pm}, was {_fmt_value(p, p.before)}"
             # a bound says so, as a link's source does (review DX 3)
             + (f"; {bound_text(p)}" if bound_text(p) else "")
@@ -2580,7 +2584,7 @@ def _header(kind: str, calibration: Calibration, use: str, names: Mapping[str, s
     lines = [
         f"# ibcalc calibrate: {kind} fitted to nccl-tests runs.",
         f"# source logs: {', '.join(calibration.inputs)}",
-        f"# date: {calibration.date}",
+        f"# fitted: {calibration.fitted_on} (the day of this fit, not of the runs)",
         f"# use: {use}",
         f"# fit: rms log error of the time {calibration.rms_before:.3f} -> "
         f"{calibration.rms_written:.3f} over {plural(calibration.rows, 'row')} with the values "

@@ -677,7 +677,7 @@ def calibration_dict(
     calibration: Calibration, *, names: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """The calibration as JSON-ready data (``model_dump``, ``{field}`` marks filled)."""
-    data = {"schema": "ibcalc-calibration/1", **calibration.model_dump(mode="json")}
+    data = {"schema": "ibcalc-calibration/2", **calibration.model_dump(mode="json")}
     return {key: _filled(value, names) for key, value in data.items()}
 
 
@@ -782,8 +782,9 @@ def render_calibration(
     console = _console(buffer)
     console.print(
         Text(
-            f"calibration on {', '.join(printable(i, None) for i in calibration.inputs)} "
-            f"({calibration.date})",
+            # the date first, labelled: a long path wraps after it, not inside "(fitted DATE)"
+            f"calibration fitted {calibration.fitted_on} on "
+            f"{', '.join(printable(i, None) for i in calibration.inputs)}",
             style="bold",
         )
     )
