@@ -1465,7 +1465,8 @@ def test_a_ratio_on_one_scale_up_domain_is_a_warning_not_a_priced_taper(
         "requirements:\n  - allreduce: {size: 1GB, max_time: 10ms}\n",
     )
     checked = check_design(path, builtin_catalogue)
-    (warning,) = checked.warnings
+    switch, warning = checked.warnings  # the switch sizes nothing (its own test below)
+    assert switch.message.startswith("fabric.switch: qm9700 sizes nothing")
     assert (warning.line, warning.col) == (4, 26)
     assert warning.message == (
         "fabric.oversubscription: 2:1 not priced: one scale-up domain, no network for a ratio to "
@@ -1478,6 +1479,51 @@ def test_a_ratio_on_one_scale_up_domain_is_a_warning_not_a_priced_taper(
     flat = path.read_text().replace(", oversubscription: 2", "")
     (finding,) = check_design(write(tmp_path, "flat.yaml", flat), builtin_catalogue).findings
     assert finding.predicted == checked.findings[0].predicted
+
+
+@pytest.mark.parametrize(
+    ("cluster", "sizer"),
+    [
+        (
+            "nodes: 18\nsystem: gb200-nvl72\nfabric:\n  link: ndr\n  switch: qm9700\n",
+            "switch: qm9700",
+        ),
+        ("nodes: 1\nsystem: dgx-h100\nfabric:\n  link: ndr\n  radix: 64\n", "radix: 64"),
+    ],
+)
+def test_check_warns_at_a_fabric_key_one_scale_up_domain_leaves_unused(
+    tmp_path: Path,
+    builtin_catalogue: Catalogue,
+    capsys: pytest.CaptureFixture[str],
+    cluster: str,
+    sizer: str,
+) -> None:
+    """One GB200 NVL72 rack (18 trays, one NVLink domain) or one DGX H100 node given fabric.link
+    ndr and a switch or radix: design show said the link carries no collective, and check passed
+    without a word, where it warns at fabric.oversubscription on the same cluster. Now a WARN at
+    each key, in the words of the link's note and of the switch count's refusal."""
+    path = write(
+        tmp_path,
+        "one.yaml",
+        "name: one\n" + cluster + "requirements:\n  - allreduce: {size: 1GB, max_time: 10ms}\n",
+    )
+    checked = check_design(path, builtin_catalogue)
+    no_size = "sizes nothing: the whole cluster is one scale-up domain, with no network to size"
+    link, sized = checked.warnings
+    assert (link.line, link.col, link.message) == (
+        5,
+        3,
+        "fabric.link: ndr carries no collective: one scale-up domain, no network between GPUs",
+    )
+    assert (sized.line, sized.col, sized.message) == (6, 3, f"fabric.{sizer} {no_size}")
+    code, out, _ = run(["check", str(path)], capsys)
+    assert code == 0
+    assert f"{path}:5:3  fabric.link: ndr carries no collective" in out
+    # the link's own note is the cluster's, as an estimate with --inter says it
+    notes = resolve_design(*load_design(path, catalogue=builtin_catalogue), builtin_catalogue)
+    assert "{inter} ndr carries no collective: one scale-up domain, no network between GPUs" in (
+        notes.cluster.assumptions
+    )
 
 
 def test_a_ratio_on_one_scale_up_domain_is_said_not_priced_in_one_wording_once(

@@ -158,6 +158,13 @@ HOST_OPTIONS_UNUSED = "no collective: one scale-up domain, no network between GP
 #: How the note on network options given to one scale-up domain ends (``--sharp``,
 #: ``--cross-leaf``); dropped as :data:`HOST_OPTIONS_UNUSED` is.
 NETWORK_OPTIONS_IGNORED = "ignored: one scale-up domain, no network"
+#: What a scale-out link named for one scale-up domain does, and why (``--inter``, a design's
+#: ``fabric.link``): its note, and check's warning at ``fabric.link``; design show says the
+#: first part on its fabric line, which gives the reason once for every key.
+LINK_CARRIES_NO_COLLECTIVE = (
+    "carries no collective",
+    "one scale-up domain, no network between GPUs",
+)
 #: Why a down:up ratio is not priced on one scale-up domain (:func:`prices_oversubscription`);
 #: the JSON of ``design show`` gives it as ``oversubscription_not_priced``.
 NO_NETWORK_TO_TAPER = "one scale-up domain, no network for a ratio to taper"
@@ -785,10 +792,7 @@ def resolve_cluster(
             )
         if link is not None and spec.inter is not None:
             # the link is kept for what reaches outside (checkpoint's storage NICs)
-            notes.append(
-                f"{{inter}} {link.id} carries no collective: one scale-up domain, no network "
-                "between GPUs"
-            )
+            notes.append(f"{{inter}} {link.id} {': '.join(LINK_CARRIES_NO_COLLECTIVE)}")
     if out_tier is not None and spec.host_cpu is None and system and system.host_cpu == "amd":
         # the preset's host changes NCCL's network overhead and with it the tuner's choice (2 x
         # p5 at 1 MiB: nvlstree/Simple 160 us on the preset, ring/LL 141 us on the same links

@@ -36,6 +36,7 @@ from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue, LinkKind
 from ibcalc.cluster.bandwidths import PerGpuBandwidths, per_gpu_bandwidths
 from ibcalc.cluster.resolve import (
+    LINK_CARRIES_NO_COLLECTIVE,
     OVERSUBSCRIPTION_NOT_PRICED,
     ClusterSpec,
     ResolvedCluster,
@@ -94,6 +95,7 @@ from ibcalc.yamlio import Document, by_position, load_yaml, validate, wrong_kind
 
 __all__ = [
     "DESIGN_KEYS",
+    "NO_NETWORK_TO_SIZE",
     "Basis",
     "CollectiveBasis",
     "Comparison",
@@ -116,6 +118,7 @@ __all__ = [
     "load_design",
     "name_problems",
     "resolve_design",
+    "unused_fabric",
 ]
 
 Loc = tuple[str | int, ...]
@@ -403,6 +406,36 @@ class ResolvedDesign:
         """True when the file asks for sizing (``fabric.switch`` or ``fabric.radix``)."""
         fabric = self.design.fabric
         return fabric is not None and (fabric.switch is not None or fabric.radix is not None)
+
+
+#: Why a design's fabric is not sized on one scale-up domain: design show's fabric line and the
+#: ``fabric_not_sized`` of its JSON.
+NO_NETWORK_TO_SIZE = "one scale-up domain: no network to size"
+#: What a switch or radix does on one scale-up domain, and why: check's refusal of a switch
+#: count says the same reason.
+_SIZES_NOTHING = (
+    "sizes nothing",
+    "the whole cluster is one scale-up domain, with no network to size",
+)
+
+
+def unused_fabric(resolved: ResolvedDesign) -> list[tuple[str, str, tuple[str, str]]]:
+    """The fabric keys written for a cluster of one scale-up domain, which has no network for
+    them: (key, value as written, (what it does, why)), as ``("link", "ndr", ("carries no
+    collective", "one scale-up domain, no network between GPUs"))``; none where the cluster has
+    a scale-out tier. Check warns at each key with both parts; design show's fabric line names
+    each with the first, after the reason it gives once (one rack with ``fabric.link: ndr`` had
+    been noted by design show and passed check without a word)."""
+    fabric = resolved.design.fabric
+    if fabric is None or resolved.cluster.topology.out is not None:
+        return []
+    radix = None if fabric.radix is None else str(fabric.radix)
+    written = (
+        ("link", fabric.link, LINK_CARRIES_NO_COLLECTIVE),
+        ("switch", fabric.switch, _SIZES_NOTHING),
+        ("radix", radix, _SIZES_NOTHING),
+    )
+    return [(key, value.strip(), words) for key, value, words in written if value is not None]
 
 
 def cross_leaf_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
@@ -1375,8 +1408,7 @@ def evaluate(
                 # with only fabric.link had been told to name a switch, which sizes nothing
                 problems.add(
                     loc,
-                    "a switch count needs a scale-out fabric: the whole cluster is one scale-up "
-                    "domain, with no network to size"
+                    f"a switch count needs a scale-out fabric: {_SIZES_NOTHING[1]}"
                     if resolved.cluster.topology.out is None
                     else "a switch count needs a sized fabric: give fabric.switch or fabric.radix "
                     "(and more than one scale-up domain)",
@@ -1389,7 +1421,8 @@ def evaluate(
 
 def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationProblem]:
     """Settings of the file the cluster cannot honour, each at its key: ``fabric.sharp: true``
-    on a fabric without SHARP, ``fabric.oversubscription`` on one scale-up domain (no network),
+    on a fabric without SHARP, ``fabric.link``, ``fabric.switch``, ``fabric.radix`` and
+    ``fabric.oversubscription`` on one scale-up domain (no network),
     a spine ratio in ``fabric.oversubscription`` on a fabric sized to
     fewer than three levels, a tier's ratio the switch cannot split exactly (built smaller),
     ``nvls: true`` on a scale-up link without NVLink SHARP. The
@@ -1412,6 +1445,8 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
                 f"true, but {cluster.inter.id} has no SHARP (in-network reduction): not used; "
                 "the predictions are without it",
             )
+    for key, value, (does, why) in unused_fabric(resolved):
+        problems.add(("fabric", key), f"{value} {does}: {why}")
     sizing = resolved.fabric
     ratios = fabric.oversubscription if fabric is not None else ()
     unpriced = unpriced_ratio(resolved)
