@@ -1526,6 +1526,41 @@ def test_check_warns_at_a_fabric_key_one_scale_up_domain_leaves_unused(
     )
 
 
+@pytest.mark.parametrize(
+    "cluster",
+    ["nodes: 18\nsystem: gb200-nvl72\n", "nodes: 1\nsystem: dgx-h100\n"],
+)
+def test_design_show_says_once_that_one_scale_up_domain_has_no_network(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cluster: str
+) -> None:
+    """One GB200 NVL72 rack or one DGX H100 node with fabric.link ndr and fabric.switch qm9700:
+    design show had said 'one scale-up domain' three times, on the fabric line ('no network to
+    size') and in two assumptions ('fabric.link ndr carries no collective: one scale-up domain,
+    no network between GPUs', 'the whole cluster is one scale-up domain: no scale-out fabric to
+    size'). The fabric line says it once and names the keys that do nothing; the JSON, which
+    has no such line, gives the reason and the keys."""
+    fabric = "fabric: {link: ndr, switch: qm9700}\n"
+    requirement = "requirements: [allreduce: {size: 1GB, max_time: 1s}]\n"
+    path = write(tmp_path, "one.yaml", "name: one\n" + cluster + fabric + requirement)
+    code, out, _ = run(["design", "show", str(path)], capsys)
+    assert code == 0
+    assert " ".join(out.split()).count("one scale-up domain") == 1
+    assert (
+        "fabric: not sized (one scale-up domain: no network to size); fabric.link ndr carries "
+        "no collective; fabric.switch qm9700 sizes nothing"
+    ) in " ".join(out.split())
+    code, out, _ = run(["design", "show", str(path), "--format", "json"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert data["fabric"] is None
+    assert data["fabric_not_sized"] == "one scale-up domain: no network to size"
+    assert data["fabric_unused"] == {
+        "fabric.link": "ndr carries no collective",
+        "fabric.switch": "qm9700 sizes nothing",
+    }
+    assert not any("scale-up domain" in note for note in data["assumptions"])
+
+
 def test_a_ratio_on_one_scale_up_domain_is_said_not_priced_in_one_wording_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -22,11 +22,13 @@ from typing import Any
 
 from ibcalc.cluster.bandwidths import PerGpuBandwidths, per_gpu_bandwidths
 from ibcalc.cluster.resolve import (
+    LINK_CARRIES_NO_COLLECTIVE,
     NO_NETWORK_TO_TAPER,
     OVERSUBSCRIPTION_NOT_PRICED,
     prices_oversubscription,
 )
 from ibcalc.design.check import (
+    NO_NETWORK_TO_SIZE,
     CollectiveBasis,
     DesignCheck,
     Finding,
@@ -37,6 +39,7 @@ from ibcalc.design.check import (
     cross_leaf_derivation,
     domain_nodes_of,
     unpriced_ratio,
+    unused_fabric,
 )
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import IbcalcError, UnitError, ValidationProblem, fill_fields
@@ -1117,14 +1120,15 @@ def design_notes(resolved: ResolvedDesign) -> list[str]:
     # where the design requires one, not of every design
     a2a = any(r.collective is Collective.ALL_TO_ALL for r in resolved.design.requirements)
     cluster = resolved.cluster
-    # a ratio not priced is said beside the ratio fed to the engine (render_design_text), not twice
+    # a ratio not priced is said beside the ratio fed to the engine (render_design_text), an
+    # unused link on the fabric line (fabric_line), not twice: one rack with fabric.link and
+    # fabric.switch had said 'one scale-up domain' there and twice more below
+    said = (OVERSUBSCRIPTION_NOT_PRICED, ": ".join(LINK_CARRIES_NO_COLLECTIVE))
     notes = [
         n
         for n in cluster.assumptions
-        if (a2a or n not in cluster.alltoall_notes) and not n.endswith(OVERSUBSCRIPTION_NOT_PRICED)
+        if (a2a or n not in cluster.alltoall_notes) and not n.endswith(said)
     ]
-    if resolved.fabric_asked and resolved.cluster.inter is None:
-        notes.append("the whole cluster is one scale-up domain: no scale-out fabric to size")
     if resolved.fabric is not None and resolved.oversubscription > 1:
         # the cluster's own note says what the fraction does (max(1, k x f)); this says
         # where it came from
@@ -1191,6 +1195,12 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
         "neighbour_cross_leaf_fraction": out.neighbour_share if out is not None else None,
         "unaligned_cross_leaf_fraction": out.unaligned_share if out is not None else None,
         "assumptions": design_notes(resolved),
+        # why "fabric" is null, and the keys written that do nothing there (design show's
+        # fabric line; check warns at each)
+        "fabric_not_sized": _not_sized(resolved),
+        "fabric_unused": {
+            f"fabric.{key}": f"{value} {does}" for key, value, (does, _) in unused_fabric(resolved)
+        },
     }
     fab = resolved.fabric
     if fab is None:
@@ -1222,6 +1232,17 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
             "notes": list(fab.notes),
         }
     return data
+
+
+def _not_sized(resolved: ResolvedDesign) -> str | None:
+    """Why the design's fabric is not sized (None: it is): one scale-up domain has no network
+    (a rack without a switch named had been told to name one, which sizes nothing), else no
+    switch or radix is given."""
+    if resolved.fabric is not None:
+        return None
+    if resolved.cluster.topology.out is None:
+        return NO_NETWORK_TO_SIZE
+    return "give fabric.switch or fabric.radix"
 
 
 def render_design_json(resolved: ResolvedDesign) -> str:
@@ -1273,12 +1294,10 @@ def render_design_text(resolved: ResolvedDesign) -> str:
     )
     fab = resolved.fabric
     if fab is None:
-        lines.append(
-            # a rack without a switch named had been told to name one, which sizes nothing
-            "fabric: not sized (one scale-up domain: no network to size)"
-            if out is None
-            else "fabric: not sized (give fabric.switch or fabric.radix)"
+        unused = "".join(
+            f"; fabric.{key} {value} {does}" for key, value, (does, _) in unused_fabric(resolved)
         )
+        lines.append(f"fabric: not sized ({_not_sized(resolved)}){unused}")
     else:
         switch = (
             f"{resolved.switch.id} as {fab.radix} x {_gbit(fab.port_Bps)} ports"
