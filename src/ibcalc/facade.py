@@ -827,7 +827,7 @@ def _estimate(
         ranks=cluster.ranks,
         intra=cluster.intra.id if cluster.intra else None,
         inter=cluster.inter.id if cluster.inter else None,
-        nics_per_node=cluster.nics_per_node,
+        nics_per_node=cluster.nics_per_node if topo.out is not None else None,
         best=best,
         alternatives=others,
         assumptions=notes,

@@ -202,8 +202,9 @@ class Placement(JsonModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def nics_per_node(self) -> int:
-        """NICs per node of this placement's link (WAN links, across sites)."""
+    def nics_per_node(self) -> int | None:
+        """NICs per node of this placement's link (WAN links, across sites); None inside one
+        scale-up domain, where none carries the all-reduce."""
         return self.nics if self.nics is not None else self.estimate.nics_per_node
 
     @computed_field  # type: ignore[prop-decorator]

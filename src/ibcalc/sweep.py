@@ -388,8 +388,8 @@ class SweepGroup(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def nics_per_node(self) -> int:
-        """Scale-out NICs per node."""
+    def nics_per_node(self) -> int | None:
+        """Scale-out NICs per node the collectives use (None: one scale-up domain, no network)."""
         return self._first.nics_per_node
 
     @computed_field  # type: ignore[prop-decorator]

@@ -1561,6 +1561,30 @@ def test_design_show_says_once_that_one_scale_up_domain_has_no_network(
     assert not any("scale-up domain" in note for note in data["assumptions"])
 
 
+def test_nics_per_node_is_null_on_one_scale_up_domain_in_design_and_estimate_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One GB200 NVL72 rack (18 trays, each with 4 NDR NICs in the catalogue) had given
+    nics_per_node 0 in design show's JSON and in the estimate's, as if the trays had none:
+    the field counts the NICs the collectives use, and one scale-up domain uses none, so both
+    say null, as they say inter null. Two racks (36 trays) use the tray's 4."""
+    requirement = "requirements: [allreduce: {size: 1GB, max_time: 1s}]\n"
+    for nodes, nics in ((18, None), (36, 4)):
+        text = f"name: r\nnodes: {nodes}\nsystem: gb200-nvl72\nfabric: {{link: ndr}}\n"
+        path = write(tmp_path, f"r{nodes}.yaml", text + requirement)
+        code, out, _ = run(["design", "show", str(path), "--format", "json"], capsys)
+        assert code == 0
+        data = json.loads(out)
+        assert data["nics_per_node"] == nics
+        assert data["bandwidths_per_direction"]["nics_per_domain"] == (
+            None if nics is None else nics * 18  # a rack's 18 trays
+        )
+        args = ["allreduce", "-s", "1GB", "--system", "gb200-nvl72", "-N", str(nodes)]
+        code, out, _ = run([*args, "--format", "json"], capsys)
+        assert code == 0
+        assert json.loads(out)["nics_per_node"] == nics
+
+
 def test_a_ratio_on_one_scale_up_domain_is_said_not_priced_in_one_wording_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

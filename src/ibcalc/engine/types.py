@@ -354,7 +354,10 @@ class Estimate(BaseModel):
     ranks: int
     intra: str | None
     inter: str | None
-    nics_per_node: int
+    #: Scale-out NICs per node the collectives use; None on a cluster with no scale-out tier (one
+    #: scale-up domain, ``inter`` None), whose nodes' NICs, if any, carry none of them (one
+    #: GB200 NVL72 rack had read 0, though each tray has 4 NDR NICs)
+    nics_per_node: int | None
     #: Scale-up domains (nodes, or NVLink domains of several nodes such as NVL72 racks).
     domains: int
     best: Cost

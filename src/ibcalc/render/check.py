@@ -1168,7 +1168,9 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
         ),
         "intra": cluster.intra.id if cluster.intra is not None else None,
         "inter": cluster.inter.id if cluster.inter is not None else None,
-        "nics_per_node": cluster.nics_per_node,
+        # the NICs the collectives use, as an estimate's JSON says them: null on one scale-up
+        # domain (one NVL72 rack had read 0, each tray having 4 NDR NICs that carry nothing)
+        "nics_per_node": cluster.nics_per_node if out is not None else None,
         "bandwidths_per_direction": {
             "gpus_per_domain": bws.gpus_per_domain,
             "domains": bws.domains,
@@ -1177,7 +1179,7 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
             "nvls_per_gpu_Bps": bws.nvls_Bps,
             "nic_line_Bps": bws.nic_line_Bps,
             "nic_Bps": bws.nic_Bps,
-            "nics_per_domain": bws.nics_per_domain,
+            "nics_per_domain": bws.nics_per_domain if out is not None else None,
             "scale_out_line_per_gpu_Bps": bws.out_line_per_gpu_Bps,
             "scale_out_per_gpu_Bps": bws.out_per_gpu_Bps,
         },
