@@ -1620,6 +1620,33 @@ def test_a_ratio_on_one_scale_up_domain_is_said_not_priced_in_one_wording_once(
         assert word not in out
 
 
+def test_sharp_on_one_scale_up_domain_is_said_ignored_in_one_wording(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fabric.sharp on one GB200 NVL72 rack: check had warned 'true, but the cluster has no
+    scale-out fabric: SHARP (in-network reduction in the switches) is not used' where design
+    show's assumptions, and an estimate with --sharp on the same cluster, say 'ignored: one
+    scale-up domain, no network'. check now says it in those words."""
+    fact = "ignored: one scale-up domain, no network"
+    path = write(
+        tmp_path,
+        "rack.yaml",
+        "name: one\nnodes: 18\nsystem: gb200-nvl72\nfabric: {sharp: true}\n"
+        "requirements:\n  - allreduce: {size: 1GB, max_time: 10ms}\n",
+    )
+    code, out, _ = run(["check", str(path)], capsys)
+    assert code == 0
+    assert f"fabric.sharp: true {fact}\n" in out
+    code, out, _ = run(["design", "show", str(path)], capsys)
+    assert code == 0
+    assert f"  - fabric.sharp {fact}\n" in out
+    code, out, _ = run(
+        ["allreduce", "-s", "1GB", "--system", "gb200-nvl72", "-N", "18", "--sharp"], capsys
+    )
+    assert code == 0
+    assert f"  - --sharp {fact}\n" in out
+
+
 def test_an_oversubscription_gate_on_one_scale_up_domain_is_refused_at_its_key(
     tmp_path: Path, builtin_catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -37,6 +37,7 @@ from ibcalc.catalogue.models import Catalogue, LinkKind
 from ibcalc.cluster.bandwidths import PerGpuBandwidths, per_gpu_bandwidths
 from ibcalc.cluster.resolve import (
     LINK_CARRIES_NO_COLLECTIVE,
+    NETWORK_OPTIONS_IGNORED,
     OVERSUBSCRIPTION_NOT_PRICED,
     ClusterSpec,
     ResolvedCluster,
@@ -1434,11 +1435,10 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
     if fabric is not None and fabric.sharp:
         out = cluster.topology.out
         if out is None or cluster.inter is None:
-            problems.add(
-                ("fabric", "sharp"),
-                "true, but the cluster has no scale-out fabric: SHARP (in-network reduction in "
-                "the switches) is not used",
-            )
+            # in the words design show's assumptions and an estimate with --sharp on one node
+            # use ('true, but the cluster has no scale-out fabric: ... is not used' had been
+            # check's own)
+            problems.add(("fabric", "sharp"), f"true {NETWORK_OPTIONS_IGNORED}")
         elif not out.sharp:
             problems.add(
                 ("fabric", "sharp"),
