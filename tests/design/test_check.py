@@ -1585,6 +1585,32 @@ def test_nics_per_node_is_null_on_one_scale_up_domain_in_design_and_estimate_jso
         assert json.loads(out)["nics_per_node"] == nics
 
 
+def _one_domain_outputs(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    system: str,
+    nodes: int,
+    fabric: str,
+    flags: list[str],
+) -> tuple[str, str, str]:
+    """check's and design show's output of a design of ``nodes`` x ``system`` with ``fabric``,
+    and an all-reduce estimate's on the same cluster with the ``flags`` that say the same; each
+    exits 0."""
+    path = write(
+        tmp_path,
+        f"{system}.yaml",
+        f"name: one\nnodes: {nodes}\nsystem: {system}\nfabric: {fabric}\n"
+        "requirements:\n  - allreduce: {size: 1GB, max_time: 10ms}\n",
+    )
+    args = ["allreduce", "-s", "1GB", "--system", system, "-N", str(nodes), *flags]
+    outputs = []
+    for command in (["check", str(path)], ["design", "show", str(path)], args):
+        code, out, _ = run(command, capsys)
+        assert code == 0
+        outputs.append(out)
+    return outputs[0], outputs[1], outputs[2]
+
+
 def test_a_ratio_on_one_scale_up_domain_is_said_not_priced_in_one_wording_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1599,22 +1625,12 @@ def test_a_ratio_on_one_scale_up_domain_is_said_not_priced_in_one_wording_once(
         ("gb200-nvl72", 18, "{link: ndr, switch: qm9700, oversubscription: 2}"),
         ("dgx-h100", 1, "{oversubscription: 2}"),
     ):
-        path = write(
-            tmp_path,
-            f"{system}.yaml",
-            f"name: one\nnodes: {nodes}\nsystem: {system}\nfabric: {fabric}\n"
-            "requirements:\n  - allreduce: {size: 1GB, max_time: 10ms}\n",
+        checked, shown, out = _one_domain_outputs(
+            tmp_path, capsys, system, nodes, fabric, ["--oversubscription", "2"]
         )
-        code, out, _ = run(["check", str(path)], capsys)
-        assert code == 0
-        assert f"fabric.oversubscription: 2:1 {fact}\n" in out
-        code, out, _ = run(["design", "show", str(path)], capsys)
-        assert code == 0
-        assert out.count("oversubscription") == 2  # the engine's ratio and the file's
-        assert f"fed to the engine 1:1 (fabric.oversubscription 2:1 {fact})\n" in out
-        args = ["allreduce", "-s", "1GB", "--system", system, "-N", str(nodes)]
-        code, out, _ = run([*args, "--oversubscription", "2"], capsys)
-        assert code == 0
+        assert f"fabric.oversubscription: 2:1 {fact}\n" in checked
+        assert shown.count("oversubscription") == 2  # the engine's ratio and the file's
+        assert f"fed to the engine 1:1 (fabric.oversubscription 2:1 {fact})\n" in shown
         assert f"  - --oversubscription {fact}\n" in out
     for word in ("ignored", "not used"):
         assert word not in out
@@ -1628,22 +1644,11 @@ def test_sharp_on_one_scale_up_domain_is_said_ignored_in_one_wording(
     show's assumptions, and an estimate with --sharp on the same cluster, say 'ignored: one
     scale-up domain, no network'. check now says it in those words."""
     fact = "ignored: one scale-up domain, no network"
-    path = write(
-        tmp_path,
-        "rack.yaml",
-        "name: one\nnodes: 18\nsystem: gb200-nvl72\nfabric: {sharp: true}\n"
-        "requirements:\n  - allreduce: {size: 1GB, max_time: 10ms}\n",
+    checked, shown, out = _one_domain_outputs(
+        tmp_path, capsys, "gb200-nvl72", 18, "{sharp: true}", ["--sharp"]
     )
-    code, out, _ = run(["check", str(path)], capsys)
-    assert code == 0
-    assert f"fabric.sharp: true {fact}\n" in out
-    code, out, _ = run(["design", "show", str(path)], capsys)
-    assert code == 0
-    assert f"  - fabric.sharp {fact}\n" in out
-    code, out, _ = run(
-        ["allreduce", "-s", "1GB", "--system", "gb200-nvl72", "-N", "18", "--sharp"], capsys
-    )
-    assert code == 0
+    assert f"fabric.sharp: true {fact}\n" in checked
+    assert f"  - fabric.sharp {fact}\n" in shown
     assert f"  - --sharp {fact}\n" in out
 
 
