@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ibcalc.engine.params import SCHEMA, CostParams
+from ibcalc.engine.params import SCHEMA, CostParams, release_predates
 from ibcalc.engine.types import Algorithm
 from ibcalc.errors import FieldError, expect_type
 from ibcalc.textsafe import shown
@@ -167,9 +167,8 @@ def _absent(wanted: tuple[int, int, int], shown: str) -> dict[str, Any]:
     missing = {a: v for a, v in introduced().items() if wanted < v[0]}
     if not missing:
         return {}
-    source = f"NCCL {shown} predates " + "; ".join(
-        f"{a.value} (first in {_dotted(version)}: {notes})"
-        for a, (version, notes) in missing.items()
+    source = release_predates(
+        shown, {a.value: (_dotted(version), notes) for a, (version, notes) in missing.items()}
     )
     return {"source": source, "value": {a.value: 0 for a in missing}}
 

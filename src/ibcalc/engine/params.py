@@ -57,10 +57,42 @@ __all__ = [
     "NcclTuner",
     "Provenance",
     "Reporting",
+    "release_clauses",
+    "release_predates",
 ]
 
 #: The ``schema:`` every cost-parameter file declares.
 SCHEMA = "ibcalc-cost-params/1"
+
+
+#: How an NCCL release's missing algorithms are said in the source of its
+#: ``nccl_tuner.algorithms`` override: written by :func:`release_predates` (catalogue.releases),
+#: read back one algorithm's clause at a time by :func:`release_clauses` (engine.select), here
+#: so that one module owns the format
+_PREDATES = " predates "
+_FIRST_IN = " (first in "
+#: Where a clause begins: a release's notes may hold "; " themselves
+_CLAUSE = re.compile(rf"; (?=[a-z0-9]+{re.escape(_FIRST_IN)})")
+
+
+def release_predates(release: str, missing: Mapping[str, tuple[str, str]]) -> str:
+    """``NCCL 2.3.7 predates tree (first in 2.4.2: notes); pairwise (first in 2.7.3: notes)``
+    for ``missing``, each algorithm's name to (its first release, the notes that say so)."""
+    return f"NCCL {release}{_PREDATES}" + "; ".join(
+        f"{name}{_FIRST_IN}{first}: {notes})" for name, (first, notes) in missing.items()
+    )
+
+
+def release_clauses(source: str, names: Sequence[str]) -> str | None:
+    """The clauses of a :func:`release_predates` text that name the algorithms ``names``; None
+    when there are none or the source is not a release's (a log's NCCL_ALGO, an override
+    file)."""
+    head, predates, body = source.partition(_PREDATES)
+    if not predates or not names:
+        return None
+    wanted = set(names)
+    kept = [c for c in _CLAUSE.split(body) if c.split(_FIRST_IN)[0] in wanted]
+    return f"{head}{predates}{'; '.join(kept)}" if len(kept) == len(wanted) else None
 
 
 def _read_only(data: dict[Any, Any]) -> MappingProxyType[Any, Any]:

@@ -11,12 +11,11 @@ only, and refused when it cannot run.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ibcalc.engine.base import Timing, Topology, protocols_for
-from ibcalc.engine.params import CostParams
+from ibcalc.engine.params import CostParams, release_clauses
 from ibcalc.engine.plan import (
     NCCL_ALGORITHMS,
     TIMINGS,
@@ -166,7 +165,7 @@ def refuse(
         # would run otherwise: 'pat does not apply to all_reduce (NCCL 2.21.5 predates pat)'
         # had said that a later release runs it
         source = plan.tuner.provenance["nccl_tuner.algorithms"].text
-        reason = _release_clauses(source, [algorithm]) or source
+        reason = release_clauses(source, [algorithm.value]) or source
     elif protocol is not None and not enabled.protocols.get(protocol, 1):
         reason = plan.tuner.provenance["nccl_tuner.protocols"].text
     elif not any(enabled.protocols.get(p, 1) for p in hardware) and (
@@ -184,16 +183,19 @@ def refuse(
         algorithm is None
         and not any(c.algorithm in NCCL_ALGORITHMS for c in everything)
         and (
-            narrowed := _release_clauses(
+            narrowed := release_clauses(
                 plan.tuner.provenance["nccl_tuner.algorithms"].text,
-                _first_missing(
-                    [
-                        a
-                        for a in sorted(NCCL_ALGORITHMS)
-                        if not enabled.algorithms.get(a, 1)
-                        and applies_but_for_dtype(a, collective, plan.topo, plan.params)
-                    ]
-                ),
+                [
+                    a.value
+                    for a in _first_missing(
+                        [
+                            a
+                            for a in sorted(NCCL_ALGORITHMS)
+                            if not enabled.algorithms.get(a, 1)
+                            and applies_but_for_dtype(a, collective, plan.topo, plan.params)
+                        ]
+                    )
+                ],
             )
         )
     ):
@@ -223,14 +225,8 @@ def refuse(
 #: The algorithms made of NCCL's point-to-point sends and receives, which NCCL_ALGO does not
 #: name: what it leaves is said of the others
 _POINT_TO_POINT = frozenset({Algorithm.PAIRWISE, Algorithm.PXN, Algorithm.P2P})
-#: Where a clause of a release's missing algorithms begins (catalogue.releases writes the source
-#: "NCCL 2.3.7 predates tree (first in 2.4.2: ...); pairwise (first in 2.7.3: ...)", and a
-#: release's notes may hold "; " themselves)
-_CLAUSE = re.compile(r"; (?=[a-z0-9]+ \(first in )")
-
-
-#: Point-to-point send/receive, which PXN's all-to-all is built on as well
-_SEND_RECEIVE = frozenset({Algorithm.PAIRWISE, Algorithm.P2P})
+#: Point-to-point send/receive itself, which PXN's all-to-all is built on as well
+_SEND_RECEIVE = _POINT_TO_POINT - {Algorithm.PXN}
 
 
 def _first_missing(missing: list[Algorithm]) -> list[Algorithm]:
@@ -239,18 +235,6 @@ def _first_missing(missing: list[Algorithm]) -> list[Algorithm]:
     under 2.6.4 had named PXN's 2.12.7 and its notes beside the 2.7.3 that rules it out)."""
     basic = [a for a in missing if a in _SEND_RECEIVE]
     return basic or missing
-
-
-def _release_clauses(source: str, algorithms: Sequence[Algorithm]) -> str | None:
-    """The clauses of a release's source of its missing algorithms (``NCCL 2.3.7 predates
-    ...``) that name ``algorithms``; None when there are none or the switch is not a release's
-    (a log's NCCL_ALGO, an override file)."""
-    head, predates, body = source.partition(" predates ")
-    if not predates or not algorithms:
-        return None
-    names = {a.value for a in algorithms}
-    kept = [c for c in _CLAUSE.split(body) if c.split(" (first in ")[0] in names]
-    return f"{head}{predates}{'; '.join(kept)}" if len(kept) == len(names) else None
 
 
 def _usable_protocols(everything: Sequence[Timing]) -> str:
