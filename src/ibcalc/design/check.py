@@ -23,7 +23,6 @@ Choices (docs/architecture.md#design-choices):
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -857,7 +856,7 @@ def resolve_design(design: Design, doc: Document, catalogue: Catalogue) -> Resol
 def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDesign:
     problems = _Problems(doc)
     keys = field_keys(doc)
-    declared = math.prod(design.fabric.oversubscription) if design.fabric is not None else 1.0
+    declared = design.declared_oversubscription
     if design.fabric is not None and declared > MAX_OVERSUBSCRIPTION:
         # each tier's ratio passed its own check: say that their product is what is refused
         tiers = design.fabric.oversubscription
@@ -1202,11 +1201,11 @@ def unpriced_ratio(resolved: ResolvedDesign) -> str | None:
     domain: :func:`~ibcalc.cluster.resolve.prices_oversubscription`), as check's warning at the
     key, its refusal of a gate and design show's engine line say it (``2:1 not priced: ...``);
     None where the ratio is priced or the file gives none above 1:1."""
-    fabric = resolved.design.fabric
-    ratios = fabric.oversubscription if fabric is not None else ()
-    if prices_oversubscription(resolved.cluster) or math.prod(ratios) <= 1:
+    design = resolved.design
+    if prices_oversubscription(resolved.cluster) or design.declared_oversubscription <= 1:
         return None
-    return f"{ratios_text(ratios)} {OVERSUBSCRIPTION_NOT_PRICED}"
+    assert design.fabric is not None  # a ratio above 1:1 is a fabric's
+    return f"{ratios_text(design.fabric.oversubscription)} {OVERSUBSCRIPTION_NOT_PRICED}"
 
 
 def ratios_text(ratios: Sequence[float]) -> str:
@@ -1303,7 +1302,7 @@ def _oversubscription_finding(
     elif fabric is not None:
         worst = max(fabric.oversubscription)
         basis = OversubscriptionBasis(
-            "declared", end_to_end=math.prod(fabric.oversubscription), limits=limits
+            "declared", end_to_end=resolved.design.declared_oversubscription, limits=limits
         )
     else:
         worst = 1.0

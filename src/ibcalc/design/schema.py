@@ -802,6 +802,13 @@ class Design(_NullIsOmitted):
             return self.inter
         return self.fabric.link if self.fabric is not None else None
 
+    @property
+    def declared_oversubscription(self) -> float:
+        """``fabric.oversubscription`` end to end, its tiers' ratios multiplied (1 without a
+        fabric): what the file declares, before a sized fabric's split or one scale-up domain
+        changes what is priced."""
+        return math.prod(self.fabric.oversubscription) if self.fabric is not None else 1.0
+
 
 #: Where each :class:`~ibcalc.cluster.spec.ClusterSpec` field lives in a design file: the YAML
 #: paths that set it, the first one present in the file wins (``inter`` or ``fabric.link``).

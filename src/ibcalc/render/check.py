@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import decimal
 import json
-import math
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -671,8 +670,7 @@ def _header(check: DesignCheck) -> str:
     # a sized fabric feeds the engine what the command line gives only by flags: the same
     # requirement read 29.6 ms here and 48.0 ms from --oversubscription 2:1 alone (QA pass)
     spec = cluster.spec
-    fabric = check.design.fabric
-    declared = math.prod(fabric.oversubscription) if fabric is not None else 1.0
+    declared = check.design.declared_oversubscription
     if spec.oversubscription <= 1:
         if declared <= 1:
             return header
@@ -1142,12 +1140,6 @@ def design_notes(resolved: ResolvedDesign) -> list[str]:
     return [fill_fields(n, resolved.keys) for n in notes]
 
 
-def _declared_oversubscription(resolved: ResolvedDesign) -> float:
-    """The file's ratio end to end (its tiers' product), 1 without a fabric."""
-    fabric = resolved.design.fabric
-    return math.prod(fabric.oversubscription) if fabric is not None else 1.0
-
-
 def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
     """The JSON object of ``ibcalc design show``: cluster tiers, gap, fabric sizing."""
     cluster = resolved.cluster
@@ -1187,7 +1179,7 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
         "bottleneck": bottleneck_text(bws),
         "sharp": out.sharp if out is not None else False,
         "oversubscription": resolved.oversubscription,
-        "oversubscription_declared": _declared_oversubscription(resolved),
+        "oversubscription_declared": resolved.design.declared_oversubscription,
         # one NVL72 rack at 2:1 had given 'cross_leaf_fraction': 1.0 (every byte crossing a
         # taper) with no word that nothing is priced: null, and why
         "oversubscription_not_priced": None if priced else NO_NETWORK_TO_TAPER,
