@@ -342,6 +342,28 @@ def test_a_link_named_alone_gets_the_common_pairings_nic_count() -> None:
     assert "8 NICs per node (one per GPU) assumed" in text
 
 
+def test_a_domain_no_preset_builds_is_said_assumed(cat: Catalogue) -> None:
+    """`gap --system dgx-h100 -g 16` priced a 16-GPU NVLink 4 domain, and `--intra
+    nvlink4-bridge` 8 GPUs on a bridge that joins two, at the link's rate without a word, where
+    the estimate commands say the domain is assumed. The rate stays the link's: 450 GB/s and
+    300 GB/s per direction per GPU."""
+    sixteen = gap(cat, "nvlink4", "ndr", 16, 16, system="dgx-h100")
+    assert sixteen.intra_line_Bps == pytest.approx(NVLINK4_PER_GPU)
+    assert (
+        "16 GPUs per node is more than dgx-h100's 8: a 16-GPU nvlink4 domain is assumed"
+        in sixteen.assumptions
+    )
+    bridge = gap(cat, "nvlink4-bridge", "ndr", 8, 8)
+    assert bridge.intra_line_Bps == pytest.approx(300 * GB)
+    assert any(
+        n.startswith("an 8-GPU nvlink4-bridge domain is assumed: no preset joins more than 2 GPUs")
+        for n in bridge.assumptions
+    )
+    # a node the presets build says nothing of the kind
+    eight = gap(cat, "nvlink4", "ndr", 8, 8, system="dgx-h100")
+    assert not [n for n in eight.assumptions if "domain is assumed" in n]
+
+
 def test_tp_whatif_refuses_nodes_of_no_gpus(cat: Catalogue) -> None:
     """gpus_per_node 0 had ended in ZeroDivisionError (tp % 0); it is out of range, as tp 0 is."""
     with pytest.raises(ClusterError, match=r"gpus_per_node 0 is out of range \(1..1024\)"):

@@ -46,6 +46,7 @@ from pydantic import (
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.cluster.resolve import (
+    DOMAIN_ASSUMED_NOTE,
     LOW_CONFIDENCE_NOTE,
     NOT_NCCL_NOTE,
     RCCL_NOTE,
@@ -679,13 +680,16 @@ def gap(
     tier = node.topology.up
     assert tier is not None  # gpus_per_node >= 2 always builds a scale-up tier
     # what the estimates say of this link: a mesh's links in use, the library that drives it
-    # (RCCL; TPU, Gaudi and Ascend, not NCCL, which gap had left out), a low catalogue grade
+    # (RCCL; TPU, Gaudi and Ascend, not NCCL, which gap had left out), a low catalogue grade,
+    # a domain no preset builds (-g 16 on a DGX H100, 8 GPUs on a two-GPU bridge: gap had
+    # priced them at the link's rate without a word)
     notes.extend(
         n
         for n in node.assumptions
         if (("mesh" in n or " is a torus: " in n) and n not in node.alltoall_notes)
         or n.startswith((RCCL_NOTE, LOW_CONFIDENCE_NOTE))
         or NOT_NCCL_NOTE in n
+        or DOMAIN_ASSUMED_NOTE in n
     )
     scope = scope_note(up)
     if scope is not None:

@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_GPUS_PER_NODE",
     "DEFAULT_NODES",
     "DEFAULT_SYSTEM",
+    "DOMAIN_ASSUMED_NOTE",
     "LOW_CONFIDENCE_NOTE",
     "MAX_GPUS",
     "NODE_SHAPE_NOTE",
@@ -116,6 +117,9 @@ _AMD_ARCHS = frozenset({"cdna2", "cdna3", "cdna4"})
 #: borrowed from other links, and say so.
 #: What the note of a link outside NCCL says after the link's name (``gap`` repeats it).
 NOT_NCCL_NOTE = " is priced with NCCL's algorithms, tuner and protocols"
+#: What the note of a scale-up domain larger than any preset builds says after the domain's size
+#: and link (``gap`` repeats it).
+DOMAIN_ASSUMED_NOTE = " domain is assumed"
 #: How the note that AMD GPUs run RCCL begins (``gap`` repeats it).
 RCCL_NOTE = "AMD GPUs run RCCL"
 #: Said to a collective estimate where a node's GPU count is given on one node (or with the node
@@ -558,7 +562,7 @@ def resolve_cluster(
         notes.append(
             f"{gpus_per_node} GPUs per node is more than {system.id}'s {system.scale_up_domain}: "
             f"{article(gpus_per_node)} {gpus_per_node}-GPU "
-            f"{intra.id if intra else 'scale-up'} domain is assumed"
+            f"{intra.id if intra else 'scale-up'}{DOMAIN_ASSUMED_NOTE}"
         )
     elif system is None and intra is not None:
         domain = spec.scale_up_domain or gpus_per_node
@@ -571,7 +575,7 @@ def resolve_cluster(
             # a 1,024-GPU NVLink 4 "node" had been priced at the link's rate with no word, and
             # a tensor-parallel what-if of 1,024 came out faster than one of 16 (review DR)
             notes.append(
-                f"{article(domain)} {domain}-GPU {intra.id} domain is assumed: no preset joins "
+                f"{article(domain)} {domain}-GPU {intra.id}{DOMAIN_ASSUMED_NOTE}: no preset joins "
                 f"more than {largest.scale_up_domain} GPUs over {intra.id} ({largest.id}), and "
                 "the link's per-GPU rate is taken for all of them"
             )
