@@ -62,6 +62,7 @@ __all__ = [
     "parse_time",
     "plural",
     "significant",
+    "written_in_bits",
 ]
 
 BITS_PER_BYTE = 8
@@ -142,6 +143,8 @@ def _refuse_separators(value: str, raw: str, what: str) -> None:
 
 
 _SIZE_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]*)\s*$", re.IGNORECASE)
+#: A rate's units that are bits (B, byte, bytes, Byte, Bytes are bytes).
+_BIT_UNITS = ("b", "bit", "bits")
 _BW_RE = re.compile(
     rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<binary>i?)"
     r"(?P<unit>b|B|bit|bits|byte|bytes|Byte|Bytes)"
@@ -377,7 +380,7 @@ def parse_bandwidth(
             raise UnitError(f"{what} {shown(raw)} has 'i' without a prefix (write 50GiB/s)")
         if prefix == "m" and not binary:
             # lower-case m is milli: 40mb/s read as megabits was 5 MB/s from a typo
-            bits = unit in ("b", "bit", "bits")
+            bits = unit in _BIT_UNITS
             raise UnitError(
                 f"{what} {shown(raw)} has the prefix 'm' (milli); write "
                 f"{match['num']}{'Mb/s for megabits' if bits else 'MB/s for megabytes'}"
@@ -390,7 +393,7 @@ def parse_bandwidth(
                 f"{what} {shown(raw)} is ambiguous in lower case; write {num}{big}{binary}b/s "
                 f"for {name}bits or {num}{big}{binary}B/s for {name}bytes"
             )
-        is_bits = unit in ("b", "bit", "bits")  # B, byte, bytes, Byte, Bytes are bytes
+        is_bits = unit in _BIT_UNITS  # B, byte, bytes, Byte, Bytes are bytes
         # 50GiB/s: a binary prefix, as sizes take it (2^30 bytes a second)
         multiplier = (
             1024 ** ("kmgtp".index(prefix.lower()) + 1)
@@ -405,6 +408,14 @@ def parse_bandwidth(
     if capped and bw > MAX_BANDWIDTH_BPS:
         raise UnitError(f"{what} {shown(raw)} is absurdly large{limit}")
     return bw
+
+
+def written_in_bits(value: object) -> bool:
+    """True where ``value`` is a rate written in bits (``400 Gb/s``, ``400Gbps``): a refusal
+    that asks whether Gb/s was written as GB/s has nothing to ask of it (an NDR200 port written
+    ``400 Gb/s`` had been asked that)."""
+    match = _BW_RE.match(value) if isinstance(value, str) else None
+    return match is not None and match["unit"] in _BIT_UNITS
 
 
 def _rate_form(text: str) -> bool:

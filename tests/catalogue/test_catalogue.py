@@ -1285,6 +1285,36 @@ def test_an_infiniband_port_whose_lanes_say_it_is_wider_is_held_to_its_lanes(
     )
 
 
+def test_a_rate_written_in_bits_is_not_asked_if_it_was_written_in_bytes(tmp_path: Path) -> None:
+    """An NDR200 port written "400 Gb/s" (NDR's 4 lanes of 100 Gb/s, where NDR200 has 2) and an
+    Ethernet port written "3200 Gb/s" were asked "was Gb/s written as GB/s?": they were written
+    in Gb/s. 400 Gb/s / 8 = 50 GB/s, past NDR200's 2 x 100 Gb/s = 25 GB/s; 3200 Gb/s = 400 GB/s,
+    past 2 Tb/s = 250 GB/s. Written in bytes, the question stays."""
+    port = (
+        HEAD + "  - id: myport\n    name: my port\n    kind: scale-out\n    family: {family}\n"
+        "    generation: {generation}\n    scope: per-port\n    efficiency: 0.9\n"
+        "    efficiency_source: guess\n    sources: [me]\n    confidence: low\n"
+        '    per_direction: "{rate}"\n'
+    )
+
+    def refusal(family: str, generation: str, rate: str) -> str:
+        text = port.format(family=family, generation=generation, rate=rate)
+        return str(_load_error(_write(tmp_path, text)))
+
+    assert refusal("infiniband", "NDR200", "400 Gb/s").endswith(
+        "links[0] (myport): 50 GB/s per direction (400 Gb/s) is more than 2 lanes of NDR200 "
+        "carry (25 GB/s = 200 Gb/s): is the port wider (give lanes_per_link)?"
+    )
+    assert refusal("ethernet", "x", "3200 Gb/s").endswith(
+        "links[0] (myport): 400 GB/s per direction (3200 Gb/s) is more than any network port "
+        "(2 Tb/s)"
+    )
+    assert refusal("ethernet", "x", "400 GB/s").endswith(
+        "links[0] (myport): 400 GB/s per direction is more than any network port (2 Tb/s); "
+        "was Gb/s written as GB/s? (400 Gb/s = 50 GB/s)"
+    )
+
+
 def test_a_latency_needs_its_unit(tmp_path: Path, locate: Locate) -> None:
     """``transport_latency: 2`` meant 2 us and was read as 2 s (an 8 KB all-reduce took 4 s;
     a review), where a bandwidth or a cost parameter without its unit is refused; 0 needs none."""

@@ -36,7 +36,7 @@ from ibcalc.listing import listed
 from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import folded, printable, shown
 from ibcalc.trusted import trusted
-from ibcalc.units import plural
+from ibcalc.units import plural, written_in_bits
 from ibcalc.yamlio import (
     Document,
     input_paths,
@@ -236,27 +236,42 @@ def _check_links(doc: Document, links: Sequence[Link]) -> list[ValidationProblem
             and port is not None
             and link.per_direction_Bps > port * lanes / 4 * 1.001
         )
+        # the Gb/s-for-GB/s question is asked of a rate written in bytes only: an NDR200 port
+        # written "400 Gb/s" (NDR's rate) had been asked whether Gb/s was written as GB/s
+        bits = written_in_bits(_entry_field(doc, "links", i, "per_direction"))
+        rate = f"{link.per_direction_Bps / 1e9:g} GB/s per direction" + (
+            f" ({link.per_direction_Bps * 8 / 1e9:g} Gb/s)" if bits else ""
+        )
         if too_fast and port is not None:
             # a review: an override's NDR port at '200 GB/s' (meant 200 Gb/s) was taken, 4x
+            questions = ([] if bits else ["was Gb/s written as GB/s (400 Gb/s is 50 GB/s)"]) + (
+                [] if link.lanes_per_link else ["is the port wider (give lanes_per_link)"]
+            )
             add(
                 i,
                 "per_direction",
-                f"({link.id}): {link.per_direction_Bps / 1e9:g} GB/s per direction is more than "
-                f"{lanes} lanes of {generation} carry ({port * lanes / 4 / 1e9:g} GB/s = "
-                f"{port * lanes / 4 * 8 / 1e9:g} Gb/s): was Gb/s written as GB/s (400 Gb/s is "
-                "50 GB/s)"
-                + ("?" if link.lanes_per_link else ", or is the port wider (give lanes_per_link)?"),
+                f"({link.id}): {rate} is more than {lanes} lanes of {generation} carry "
+                f"({port * lanes / 4 / 1e9:g} GB/s = {port * lanes / 4 * 8 / 1e9:g} Gb/s)"
+                + (f": {', or '.join(questions)}?" if questions else ""),
             )
         elif link.kind in (LinkKind.SCALE_OUT, LinkKind.WAN) and link.per_direction_Bps > 250e9:
             add(
                 i,
                 "per_direction",
-                f"({link.id}): {link.per_direction_Bps / 1e9:g} GB/s per direction is more than "
-                "any network port (2 Tb/s); was Gb/s written as GB/s? (400 Gb/s = 50 GB/s)",
+                f"({link.id}): {rate} is more than any network port (2 Tb/s)"
+                + ("" if bits else "; was Gb/s written as GB/s? (400 Gb/s = 50 GB/s)"),
             )
         if "nvls" in link.capabilities and link.nvls_efficiency is None:
             add(i, "capabilities", f"({link.id}): nvls capability needs nvls_efficiency")
     return problems
+
+
+def _entry_field(doc: Document, section: str, index: int, key: str) -> object:
+    """The value of ``key`` in entry ``index`` of ``section`` as the file wrote it (None if
+    the document does not hold one there)."""
+    entries = doc.data.get(section) if isinstance(doc.data, dict) else None
+    entry = entries[index] if isinstance(entries, list) and index < len(entries) else None
+    return entry.get(key) if isinstance(entry, dict) else None
 
 
 def _check_names(
