@@ -182,6 +182,25 @@ def test_client_nics_on_a_pcie_gpu_host_are_capped_by_its_generation(
     assert not any("scale-up link" in a and "ignored" in a for a in result.assumptions)
 
 
+def test_a_checkpoint_is_not_told_the_gpu_clock_its_hops_would_take(
+    test_catalogue: Catalogue,
+) -> None:
+    """A checkpoint prices no hop: on GPUs named by their PCIe link alone (--intra pcie4) it
+    had repeated the estimates' 'pcie4 names no GPU: its hops are priced at a Hopper GPU's
+    clock'. The NICs' bound stays 8 nodes x 25.2 GB/s = 201.6 GB/s, 810 GB in 4.018 s."""
+    spec = ClusterSpec(nodes=8, gpus_per_node=8, intra="pcie4", inter="ndr")
+    cluster = resolve_cluster(test_catalogue, spec, collectives=False)
+    clock = "pcie4 names no GPU: its hops are priced at a Hopper GPU's clock"
+    assert any(a.startswith(clock) for a in cluster.assumptions)  # an estimate's, still
+    job = CheckpointSpec(
+        model=find_model("llama3-405b"), storage="test-200", client_link="client-400g"
+    )
+    result = checkpoint(test_catalogue, cluster, job)
+    client = next(b for b in result.save.bounds if b.name == "client NICs")
+    assert client.time_s == pytest.approx(810e9 / (8 * 31.5e9 * 0.8))
+    assert not [a for a in result.assumptions if a.startswith(clock)]
+
+
 def test_fp32_weights_keep_no_master_copy(test_catalogue: Catalogue) -> None:
     # Llama 3 70B, fp32 weights: 70e9 x 4 = 280 GB; Adam m and v in fp32: 70e9 x (4 + 4) =
     # 560 GB (not 840 GB: the fp32 weights are the master copy). bf16 weights keep the fp32

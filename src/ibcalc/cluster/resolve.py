@@ -724,6 +724,7 @@ def resolve_cluster(
             f"{intra.id} names no GPU: its hops are priced at a Hopper GPU's clock (a {{system}} "
             "preset names the GPU; docs/model.md#gpu-clock)"
         )
+        fabric.append(notes[-1])  # a checkpoint prices no hop (it had been told of the clock)
     if arch in _AMD_ARCHS or (intra is not None and intra.family == "xgmi"):
         notes.append(
             f"{RCCL_NOTE}, priced here with NCCL's tuner constants and protocols (2.30.7's, "
