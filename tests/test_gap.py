@@ -364,6 +364,21 @@ def test_a_domain_no_preset_builds_is_said_assumed(cat: Catalogue) -> None:
     assert not [n for n in eight.assumptions if "domain is assumed" in n]
 
 
+def test_a_preset_domain_dropped_for_a_resized_node_is_said_dropped() -> None:
+    """`gap --system gb200-nvl72 -g 8` compared one 8-GPU node, not the 72-GPU rack the preset
+    builds (its 4-GPU trays), without a word, where the estimates say the domain is not assumed:
+    1 node x 8 GPUs inside, 8 nodes x 1 GPU across."""
+    out = CliRunner().invoke(app, ["gap", "--system", "gb200-nvl72", "-g", "8", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.output)
+    assert result["allreduce_inside"]["nodes"] == 1
+    assert result["allreduce_inside"]["gpus_per_node"] == 8
+    assert (
+        "--gpus-per-node 8 is not gb200-nvl72's 4: its 72-GPU NVLink domain is not assumed (one "
+        "node per domain)" in result["assumptions"]
+    )
+
+
 def test_tp_whatif_refuses_nodes_of_no_gpus(cat: Catalogue) -> None:
     """gpus_per_node 0 had ended in ZeroDivisionError (tp % 0); it is out of range, as tp 0 is."""
     with pytest.raises(ClusterError, match=r"gpus_per_node 0 is out of range \(1..1024\)"):

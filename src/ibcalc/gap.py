@@ -47,6 +47,7 @@ from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.cluster.resolve import (
     DOMAIN_ASSUMED_NOTE,
+    DOMAIN_NOT_ASSUMED_NOTE,
     LOW_CONFIDENCE_NOTE,
     NOT_NCCL_NOTE,
     RCCL_NOTE,
@@ -682,12 +683,14 @@ def gap(
     # what the estimates say of this link: a mesh's links in use, the library that drives it
     # (RCCL; TPU, Gaudi and Ascend, not NCCL, which gap had left out), a low catalogue grade,
     # a domain no preset builds (-g 16 on a DGX H100, 8 GPUs on a two-GPU bridge: gap had
-    # priced them at the link's rate without a word)
+    # priced them at the link's rate without a word), a preset's domain across nodes dropped
+    # for a node resized (-g 8 on a GB200 NVL72: one 8-GPU node, not the rack)
     notes.extend(
         n
         for n in node.assumptions
         if (("mesh" in n or " is a torus: " in n) and n not in node.alltoall_notes)
         or n.startswith((RCCL_NOTE, LOW_CONFIDENCE_NOTE))
+        or n.endswith(DOMAIN_NOT_ASSUMED_NOTE)
         or NOT_NCCL_NOTE in n
         or DOMAIN_ASSUMED_NOTE in n
     )

@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_NODES",
     "DEFAULT_SYSTEM",
     "DOMAIN_ASSUMED_NOTE",
+    "DOMAIN_NOT_ASSUMED_NOTE",
     "LOW_CONFIDENCE_NOTE",
     "MAX_GPUS",
     "NODE_SHAPE_NOTE",
@@ -120,6 +121,9 @@ NOT_NCCL_NOTE = " is priced with NCCL's algorithms, tuner and protocols"
 #: What the note of a scale-up domain larger than any preset builds says after the domain's size
 #: and link (``gap`` repeats it).
 DOMAIN_ASSUMED_NOTE = " domain is assumed"
+#: How the note of a preset's NVLink domain across nodes, dropped for a node resized, ends
+#: (``gap`` repeats it).
+DOMAIN_NOT_ASSUMED_NOTE = "NVLink domain is not assumed (one node per domain)"
 #: How the note that AMD GPUs run RCCL begins (``gap`` repeats it).
 RCCL_NOTE = "AMD GPUs run RCCL"
 #: Said to a collective estimate where a node's GPU count is given on one node (or with the node
@@ -934,7 +938,7 @@ def _scale_up_domain(
     if resized:
         notes.append(
             f"{{gpus_per_node}} {gpus_per_node} is not {system.id}'s {system.gpus_per_node}: its "
-            f"{system.scale_up_domain}-GPU NVLink domain is not assumed (one node per domain)"
+            f"{system.scale_up_domain}-GPU {DOMAIN_NOT_ASSUMED_NOTE}"
         )
         return gpus_per_node
     domain = system.scale_up_domain if given is None else given
