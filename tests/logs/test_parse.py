@@ -947,6 +947,30 @@ def test_parse_file_refuses_non_regular_and_large_files(tmp_path: Path) -> None:
         parse_file(binary)
 
 
+def test_nul_bytes_around_a_log_are_taken_away_with_a_note(tmp_path: Path) -> None:
+    # a log that a process wrote on after logrotate's copytruncate begins with a run of NUL
+    # bytes as long as the text truncated (64 KiB here), and a crash can leave NUL blocks inside
+    # one: both had been refused as 'binary data, not an nccl-tests log', naming no cause and
+    # checking nothing. The rows are read as in the clean log, lines keep their numbers, and a
+    # note says where the NULs were; a file that is no log without them is binary data as before
+    text = text_of("sweep_10_allreduce_2node_8xH100_ib.txt").encode("utf-8")
+    clean = parse_log(text.decode("utf-8"), source="10.txt").runs[0]
+    row = text.index(b"   268435456      67108864")
+    rotated = tmp_path / "rotated.log"
+    rotated.write_bytes(b"\x00" * 65536 + text[:row] + b"\x00" * 512 + text[row:])
+    (run,) = parse_file(rotated).runs
+    assert run.rows == clean.rows
+    assert run.rows[-6].line == 403
+    assert run.notes[0] == (
+        "66,048 NUL bytes removed (the first on line 1): a file written on after it was "
+        "truncated (logrotate's copytruncate), or blocks a crash left unwritten"
+    )
+    binary = tmp_path / "bin.log"
+    binary.write_bytes(b"\x00" * 65536 + b"# nThread 1\n")
+    with pytest.raises(LogParseError, match=r"bin\.log: binary data, not an nccl-tests log$"):
+        parse_file(binary)
+
+
 def test_records_are_frozen_and_round_trip_through_json() -> None:
     log = load("09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt")
     with pytest.raises(ValidationError):

@@ -1208,12 +1208,29 @@ def read_log(path: str | os.PathLike[str], *, stdin: BinaryIO | None = None) -> 
     utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))  # UTF-16 with its byte-order mark
     if utf16:
         data = data.decode("utf-16", errors="replace").encode("utf-8")
-    if b"\x00" in data:
-        raise LogParseError(f"{label}: binary data, not an nccl-tests log")
+    # NUL bytes in a log: where a process wrote on after its file was truncated (logrotate's
+    # copytruncate) or a crash left blocks unwritten; they are taken away where a log remains
+    nuls = data.count(b"\x00")
+    nul_note = ""
+    if nuls:
+        first = data.count(b"\n", 0, data.find(b"\x00")) + 1
+        nul_note = (
+            f"{nuls:,} NUL byte{'' if nuls == 1 else 's'} removed (the first on line {first}): "
+            "a file written on after it was truncated (logrotate's copytruncate), or blocks a "
+            "crash left unwritten"
+        )
+        data = data.replace(b"\x00", b"")
     text, notes = clean_log_text(data.decode("utf-8", errors="replace"))
     if utf16:
         notes.insert(0, "UTF-16 text read as UTF-8")
-    parsed = parse_log(text, source=label)
+    if nul_note:
+        notes.insert(0, nul_note)
+    try:
+        parsed = parse_log(text, source=label)
+    except LogParseError:
+        if nuls:
+            raise LogParseError(f"{label}: binary data, not an nccl-tests log") from None
+        raise
     if notes:  # said with every run, as the reader's notes on its rows are
         runs = [run.model_copy(update={"notes": [*notes, *run.notes]}) for run in parsed.runs]
         parsed = parsed.model_copy(update={"runs": runs, "notes": [*notes, *parsed.notes]})
