@@ -2973,3 +2973,16 @@ def test_a_stated_version_of_no_nccl_2_release_is_named_as_such(
         assert (tuner.value, tuner.source) == ("2.30.7", "default")
         assert tuner.evidence.startswith(f"the log's NCCL version '{version}': {why}")
         assert "is not a release number" not in tuner.evidence
+
+
+def test_a_finding_gives_both_rates_it_compares_their_unit(catalogue: Catalogue) -> None:
+    """Two rates side by side in a finding each carry GB/s: the 1 x 4 H100 reduce-scatter's
+    scale-up finding had read '(286 GB/s per GPU instead of 371)' and the degraded GH200 run's
+    busbw drop '32 MiB: 3.38 GB/s after 6.02 at a smaller size' (nvlink4-mesh4's 450 GB/s per
+    direction x 0.824 = 371 GB/s; 6.02 GB/s is the log's 8 MiB busbw, line 38)."""
+    scale_up = one(SWEEPS / "14_reducescatter_1node_4xH100_intranode.txt", catalogue)
+    assert "(286 GB/s per GPU instead of 371 GB/s)" in scale_up.findings[0].cause
+    degraded = "log11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt"
+    findings = one(SWEEPS / degraded, catalogue).findings
+    (drop,) = [f for f in findings if f.cause.startswith("erratic: busbw")]
+    assert drop.evidence == ["32 MiB: 3.38 GB/s after 6.02 GB/s at a smaller size (line 40)"]

@@ -892,14 +892,15 @@ def _rate_finding(
             cause = (
                 f"the scale-up fabric delivers {pct(value / current)} of the rate the model "
                 f"expects ({per_gpu:.0f} GB/s per GPU instead of "
-                f"{fixed(link.achievable_Bps / GB, 0)}): {NOT_BROKEN} "
+                f"{fixed(link.achievable_Bps / GB, 0)} GB/s): {NOT_BROKEN} "
                 "(fewer channels, clocks, GPUs on different sockets, one process driving "
                 "several GPUs)"
             )
         else:
             cause = (
                 f"the scale-up fabric delivers {pct(value / current)} of the expected rate "
-                f"({per_gpu:.0f} GB/s per GPU instead of {fixed(link.achievable_Bps / GB, 0)}): "
+                f"({per_gpu:.0f} GB/s per GPU instead of {fixed(link.achievable_Bps / GB, 0)} "
+                "GB/s): "
                 "links down or degraded, or traffic through the host"
             )
         evidence.append(

@@ -1113,7 +1113,7 @@ def _erratic(ctx: RunContext) -> list[Finding]:
                 evidence=first_of(
                     [
                         f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.2f} GB/s after "
-                        f"{peak:.2f} at a smaller size (line {r.line})"
+                        f"{peak:.2f} GB/s at a smaller size (line {r.line})"
                         for r, peak in drops
                     ],
                     "size",
