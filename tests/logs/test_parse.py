@@ -900,6 +900,12 @@ def test_other_output_in_a_table_is_still_passed_over_quietly() -> None:
         ("hello world\nthis is not a log\n", "no nccl-tests result rows"),
         ("# nThread 1 nGpus 1 minBytes 8\n#\n# Using devices\n", "no nccl-tests result rows"),
         ("{", "not valid JSON"),
+        # nccl-tests -J output cut short: an open string had read 'not valid JSON (Unterminated
+        # string starting at)', json's message without its position; a cut after a value,
+        # "Expecting ',' delimiter"
+        ('{"results": [{"size": 8, "ti', "bad.log:1: not valid JSON: the text ends inside"),
+        ('{"results": [{"size": 8', "bad.log:1: not valid JSON: the text ends inside"),
+        ('{"results": [1,, 2]}', "bad.log:1: not valid JSON (Expecting value)"),
         ('{"results": []}', "JSON without nccl-tests results"),
         ('{"a": 1}', "JSON without nccl-tests results"),
         ("[1, 2, 3]", "no nccl-tests result rows"),

@@ -358,6 +358,14 @@ def parse_json(text: str, *, source: str) -> tuple[list[RunFacts], list[str]]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
+        # a string left open, or an error at the very end: the text stops inside the document
+        # (nccl-tests -J output of a run killed while writing it); json's own message for an open
+        # string is cut where its position was ('Unterminated string starting at')
+        if exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip()):
+            raise LogParseError(
+                f"{source}:{exc.lineno}: not valid JSON: the text ends inside the document, "
+                "as a file cut short does"
+            ) from None
         raise LogParseError(f"{source}:{exc.lineno}: not valid JSON ({exc.msg})") from None
     except RecursionError:
         raise LogParseError(f"{source}: JSON nested too deeply") from None
