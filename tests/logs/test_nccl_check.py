@@ -2986,3 +2986,19 @@ def test_a_finding_gives_both_rates_it_compares_their_unit(catalogue: Catalogue)
     findings = one(SWEEPS / degraded, catalogue).findings
     (drop,) = [f for f in findings if f.cause.startswith("erratic: busbw")]
     assert drop.evidence == ["32 MiB: 3.38 GB/s after 6.02 GB/s at a smaller size (line 40)"]
+
+
+def test_a_log_naming_its_transport_is_not_said_to_hide_the_network(catalogue: Catalogue) -> None:
+    """2 x 4 H100 on NDR200 (sweep 10) without its device list ('#  Rank' lines): judged on the
+    default node, whose network is assumed, as the log names no node; its finding had read 'the
+    log does not show the network' with 'Using network IB' at line 57 and the 4 NICs its
+    channels run over both read from the log. It now says what the log shows and what not."""
+    text = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text("utf-8")
+    cut = "\n".join(line for line in text.splitlines() if not line.startswith("#  Rank"))
+    (check,) = check_log(parse_log(cut, source="cut.txt"), cut, catalogue=catalogue)
+    assert not check.network_known
+    (assumed,) = [f for f in check.findings if f.kind == "network_assumed"]
+    assert assumed.cause.startswith(
+        "the log shows NCCL's transport ('Using network IB', line 57), not the link or its "
+        "speed: the expectation assumes 4 x ndr per node"
+    )

@@ -44,6 +44,7 @@ from ibcalc.logs.results import (
     pct,
     size_span,
 )
+from ibcalc.textsafe import printable
 from ibcalc.units import GB, fixed, plural
 
 __all__ = [
@@ -196,12 +197,21 @@ def _bandwidth_causes(
         inter_id = ctx.cluster.inter.id if ctx.cluster.inter else "?"
         # a log naming NCCL's socket transport shows the network, not its rate (it had been
         # told 'the log does not show the network' below the line quoting it: a review)
-        shown = (
-            f"the log shows NCCL's TCP socket transport (line {network.line}), which no "
-            "catalogue link models"
-            if (network := ctx.env.socket_network) is not None
-            else "the log does not show the network"
-        )
+        # nor one naming its transport alone: 'Using network IB' with no preset to give the
+        # link (a log without its device list) names verbs, not the link's speed
+        network = ctx.env.network
+        if ctx.env.socket_network is not None and network is not None:
+            shown = (
+                f"the log shows NCCL's TCP socket transport (line {network.line}), which no "
+                "catalogue link models"
+            )
+        elif network is not None:
+            shown = (
+                f"the log shows NCCL's transport ('Using network {printable(network.value)}', "
+                f"line {network.line}), not the link or its speed"
+            )
+        else:
+            shown = "the log does not show the network"
         findings.append(
             Finding(
                 kind="network_assumed",
