@@ -1381,6 +1381,25 @@ def test_a_log_of_more_runs_than_any_sweep_is_refused() -> None:
     assert str(err.value).startswith(f"many.json: more than {MAX_LOG_RUNS:,} runs; ")
 
 
+def test_a_run_that_stopped_before_its_first_row_is_said_with_a_run_kept() -> None:
+    """Sweep 10 (420 lines and a blank one) followed, or preceded, by its own first 170 lines: a
+    second test that started (header, device list, NCCL's set-up) and ended before its first
+    row, as a crash or a hang at the first size leaves it. Its note had stayed among the log's
+    notes, which no report prints, so nccl-check showed one healthy-looking run and nothing
+    else; it is now among the notes of the run before it (or after it, where none is before)."""
+    text = text_of("sweep_10_allreduce_2node_8xH100_ib.txt")
+    head = "".join(text.splitlines(keepends=True)[:170])
+    after = parse_log(text + head, source="after.txt")
+    (run,) = after.runs
+    skipped = "run header at lines 422-585 has no result rows; skipped"
+    assert after.notes == [skipped]
+    assert run.notes[-1] == skipped
+    before = parse_log(head + text, source="before.txt")
+    (run,) = before.runs
+    assert run.line_start == 171
+    assert run.notes[0] == "run header at lines 1-164 has no result rows; skipped"
+
+
 def test_rows_of_another_width_than_the_header_are_named() -> None:
     """A header naming two more columns than its rows gave 'no result rows' beside 31 rows
     plainly there; the error now says why."""

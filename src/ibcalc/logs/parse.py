@@ -438,6 +438,7 @@ class _Reader:
     def __init__(self) -> None:
         self.done: list[tuple[RunFacts, int | None]] = []
         self.notes: list[str] = []
+        self.skipped: list[str] = []  # notes on runs skipped before the first run kept
         self.cur: RunFacts | None = None
         self.stage = -1
         self.cols: _Columns | None = None
@@ -457,10 +458,13 @@ class _Reader:
     def _finish(self, next_line: int | None) -> None:
         self._drop_head()
         cur = self.cur
+        notes = len(self.notes)
         if cur is not None:
             if cur.rows:
                 if len(self.done) >= MAX_LOG_RUNS:
                     raise _OverCap(_too_many_runs, cur.line_start)
+                cur.notes[:0] = self.skipped
+                self.skipped = []
                 self.done.append((cur, None if cur.has_trailer else next_line))
             elif cur.zero_rows:
                 self.notes.append(
@@ -488,6 +492,14 @@ class _Reader:
                     f"run header at lines {cur.line_start}-{cur.line_end} has no result rows"
                     f"{width}; skipped"
                 )
+            # a run skipped is said with the run kept before it (else the next one), where a
+            # report shows it: a run that stopped before its first row beside a whole one had
+            # been left out of the report without a word
+            skipped = self.notes[notes:]
+            if self.done:
+                self.done[-1][0].notes.extend(skipped)
+            else:
+                self.skipped.extend(skipped)
         self.cur = None
         self.stage = -1
         self.cols = None
