@@ -914,6 +914,9 @@ def test_cluster_errors_name_the_field(spec: dict[str, object], field: str, mess
     [
         ({"nodes": 0}, "nodes", "nodes 0 is out of range (1..1000000)"),
         ({"nics_per_node": 257}, "nics_per_node", "nics_per_node 257 is out of range (1..256)"),
+        # a whole float past 64 bits had read "unable to parse input string as an integer"
+        ({"nodes": 1e30}, "nodes", "nodes 1e+30 is out of range (1..1000000)"),
+        ({"sites": -1e20}, "sites", "sites -1e+20 is out of range (1..1024)"),
         ({"oversubscription": 0.5}, "oversubscription", "oversubscription 0.5 is out of range"),
         ({"inter": " "}, "inter", "inter is empty; give a link name"),
         # a count is not true/false, a switch nothing else (nodes=True had meant 1 node and

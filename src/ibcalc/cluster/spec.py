@@ -347,6 +347,17 @@ class ClusterSpec(NoBoolNumbers):
         return frozenset(f for f in self.model_fields_set if getattr(self, f) is not None)
 
 
+# a whole float past a 64-bit integer (nodes=1e30) fails pydantic's int parsing before its
+# bounds, in words about "input string" a float never was (a library user's review)
+_OUT_OF_RANGE = (
+    "greater_than_equal",
+    "less_than_equal",
+    "greater_than",
+    "less_than",
+    "int_parsing_size",
+)
+
+
 def _cluster_error(exc: ValidationError) -> ClusterError:
     """The first problem of a ClusterSpec validation as a ClusterError naming its field."""
     error = exc.errors()[0]
@@ -358,7 +369,7 @@ def _cluster_error(exc: ValidationError) -> ClusterError:
     if isinstance(value, float) and not math.isfinite(value) and field:
         # NaN fails every bound: "out of range (0..1)" said nothing of what was wrong
         message = f"{{{field}}} {shown} is not a finite number"
-    elif kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than") and field:
+    elif kind in _OUT_OF_RANGE and field:
         info = ClusterSpec.model_fields[field]
         low = next((m.ge for m in info.metadata if getattr(m, "ge", None) is not None), None)
         high = next((m.le for m in info.metadata if getattr(m, "le", None) is not None), None)
