@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -881,8 +882,30 @@ def test_counts_given_as_text_are_refused_by_name(cat: Catalogue) -> None:
         gap(cat, "nvlink4", "ndr", "8", 8)
     assert str(info.value) == "gpus_per_node '8' is not a whole number"
     with pytest.raises(ClusterError) as info:
-        gap(cat, "nvlink4", "ndr", 8, 8.0)
-    assert str(info.value) == "nics_per_node 8.0 is not a whole number"
+        gap(cat, "nvlink4", "ndr", 8, 8.5)
+    assert str(info.value) == "nics_per_node 8.5 is not a whole number"
+
+
+@pytest.mark.parametrize(
+    ("counts", "message"),
+    [
+        # 16.0 is whole: it had been called "not a whole number" (a design file's nodes: 4.0
+        # is refused in these words)
+        ({"tp": 16.0}, "tp 16.0 is written with a decimal point: give 16"),
+        ({"gpus_per_node": 8.0}, "gpus_per_node 8.0 is written with a decimal point: give 8"),
+        # 1e30 is whole too, and past the range
+        ({"tp": 1e30}, "tp 1e+30 is out of range (2..1024)"),
+        ({"nics_per_node": 1e30}, "nics_per_node 1e+30 is out of range (1..256)"),
+        ({"tp": float("nan")}, "tp nan is not a whole number"),
+    ],
+)
+def test_tp_whatif_counts_given_as_floats_are_refused_in_true_words(
+    cat: Catalogue, counts: dict[str, float], message: str
+) -> None:
+    args: dict[str, Any] = {"tp": 16, **counts}
+    with pytest.raises(ClusterError) as info:
+        tp_whatif(cat, "nvlink4", "ndr", size_bytes=1e9, **args)
+    assert str(info.value) == message
 
 
 def test_a_nic_with_no_host_link_given_is_said_to_be_uncapped(cat: Catalogue) -> None:

@@ -466,9 +466,20 @@ def check_nic_default(nics: int, gpus_per_node: int, why: str) -> None:
 
 def check_count(field: str, value: int, low: int, high: int) -> int:
     """Return ``value`` if it is a whole number with ``low <= value <= high``; else refuse it
-    naming the field (a string "8" had failed on the comparison with a TypeError)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    naming the field (a string "8" had failed on the comparison with a TypeError). A float is
+    refused in the words a design file's ``nodes: 4.0`` is (``tp=16.0`` had been called "not a
+    whole number"), and one past the range as out of it (``tp=1e30`` too: a library user's
+    review)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ClusterError(f"{{{field}}} {value!r} is not a whole number", field=field)
+    if not isinstance(value, numbers.Integral):
+        if not float(value).is_integer():
+            raise ClusterError(f"{{{field}}} {value!r} is not a whole number", field=field)
+        if low <= value <= high:
+            raise ClusterError(
+                f"{{{field}}} {value!r} is written with a decimal point: give {int(value)}",
+                field=field,
+            )
     if not low <= value <= high:
         raise ClusterError(f"{{{field}}} {value} is out of range ({low}..{high})", field=field)
     return value
