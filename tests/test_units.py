@@ -284,6 +284,15 @@ def test_binary_prefixes_on_rates(text: str, expected: float) -> None:
     assert parse_bandwidth(text) == expected
 
 
+def test_a_time_past_the_limit_says_the_limit() -> None:
+    """A time past one year (365 x 24 = 8760 h) is refused naming that limit, as a size's and a
+    rate's refusals name theirs; 9000 h had been only 'absurdly large'."""
+    with pytest.raises(UnitError) as info:
+        parse_time("9000h")
+    assert str(info.value) == "time '9000h' is absurdly large (the limit is 8760 h, a year)"
+    assert parse_time("8760h") == 365 * 24 * 3600
+
+
 def test_binary_rate_refusals() -> None:
     with pytest.raises(UnitError, match="has 'i' without a prefix"):
         parse_bandwidth("50iB/s")

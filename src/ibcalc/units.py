@@ -210,6 +210,7 @@ def _finite_number(text: str, raw: str, what: str, limit: str = "") -> float:
 
 _SIZE_LIMIT = " (the limit is 1 PiB)"
 _BW_LIMIT = " (the limit is 1 PB/s)"
+_TIME_LIMIT = " (the limit is 8760 h, a year)"
 
 #: Slack of the whole-byte test of :func:`parse_size`, in units in the last place: a decimal size
 #: such as 33.3MB multiplies out to a whole number only up to a float's rounding (1 ulp here).
@@ -485,7 +486,8 @@ def parse_time(
     if seconds == 0 and not allow_zero:
         raise UnitError(f"{what} {shown(raw)} must be positive")
     if seconds > MAX_TIME_S:
-        raise UnitError(f"{what} {shown(raw)} is absurdly large")
+        # with its limit, as a size's and a rate's are (9000h had been only "absurdly large")
+        raise UnitError(f"{what} {shown(raw)} is absurdly large{_TIME_LIMIT}")
     return seconds
 
 
