@@ -800,6 +800,19 @@ def test_a_size_may_be_any_kind_of_number(builtin_catalogue: Catalogue) -> None:
     assert estimate_on(cluster, Collective.ALL_REDUCE, np.int64(2**20)).time_s == want
 
 
+@pytest.mark.parametrize("size", [np.complex128(2**20 + 5j), np.complex64(2**20), complex(2**20)])
+def test_a_numpy_complex_is_no_size(builtin_catalogue: Catalogue, size: Any) -> None:
+    """numpy's complex converts to float, dropping its imaginary part: estimate_on had priced
+    np.complex128(2^20 + 5j) as 2^20 B and a plan's quick had raised numpy's TypeError ('//'
+    on a complex); both refuse it, as they refuse Python's complex."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    refusal = r"^size \(.+j\) is not a number of bytes"
+    with pytest.raises(UnitError, match=refusal):
+        estimate_on(cluster, Collective.ALL_REDUCE, size)
+    with pytest.raises(UnitError, match=refusal):
+        CollectivePlan(cluster, Collective.ALL_REDUCE).quick(size)
+
+
 def test_a_library_caller_may_name_the_collective_algorithm_and_protocol(
     builtin_catalogue: Catalogue,
 ) -> None:

@@ -11,6 +11,7 @@ caller passes others (``ibcalc.catalogue.cost_params.load_cost_params`` reads ov
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import NamedTuple, SupportsFloat, cast
@@ -174,11 +175,14 @@ def check_size(size_bytes: object) -> float:
     command line stops a size it reads at 1 PiB). Numbers of
     any kind are read (int, float, numpy's, Fraction, Decimal). Zero is left to the rounding,
     which says it is smaller than one element."""
-    # numpy's bool_ too, by its name: it converts to 1.0 and had been read as 1 B (review DR)
+    # numpy's bool_ too, by its name: it converts to 1.0 and had been read as 1 B (review DR);
+    # and numpy's complex, which converts too, dropping its imaginary part (np.complex128(1e9)
+    # had been priced as 1 GB, and a plan's quick had raised TypeError: a library user's review)
     if (
         isinstance(size_bytes, bool)
         or type(size_bytes).__name__ in ("bool", "bool_")
         or not isinstance(size_bytes, SupportsFloat)
+        or (isinstance(size_bytes, numbers.Complex) and not isinstance(size_bytes, numbers.Real))
     ):
         raise UnitError(
             f"size {shown(size_bytes)} is not a number of bytes (parse_size reads '10GB')"
