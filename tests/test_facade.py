@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +182,35 @@ def test_a_plan_gives_estimate_ons_estimates_and_numbers(
                 assert plan.estimate(size) == full
                 assert _numbers(plan.quick(size)) == _numbers(full)
                 assert plan.time_s(size) == full.time_s
+
+
+def test_a_plan_reads_an_int_past_2_53_as_estimate_on_does(builtin_catalogue: Catalogue) -> None:
+    """An all-gather of 756969653575750345 B (an int past 2^53) on 16 fp32 ranks: estimate_on
+    reads it as the float 756969653575750400 (the nearest multiple of 128, its ulp), whose
+    per-rank count 11827650837121100 is already a multiple of 4 elements, so it runs
+    11827650837121100 x 4 B x 16 = 756969653575750400 B. quick had floor-divided the int
+    exactly (per rank 11827650837121099, aligned down to ...096) and run 756969653575750144 B,
+    a time 4 ulps off: not the full estimate's to the bit."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    plan = CollectivePlan(cluster, Collective.ALL_GATHER)
+    size = 756969653575750345
+    full = estimate_on(cluster, Collective.ALL_GATHER, size)
+    assert full.size_bytes == 756969653575750400.0
+    assert _numbers(plan.quick(size)) == _numbers(full)
+
+
+def test_a_plan_reads_a_numpy_float16_without_numpy_warnings(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """A float16 size had been compared with the 1e21 B limit in float16 (inf), with numpy's
+    'overflow encountered in cast'; it is read as a float, as estimate_on reads it."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    plan = CollectivePlan(cluster, Collective.ALL_REDUCE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quick = plan.quick(np.float16(1024))
+    assert quick.size_bytes == 1024.0
+    assert quick.time_s == estimate_on(cluster, Collective.ALL_REDUCE, 1024).time_s
 
 
 def test_a_plan_with_a_forced_choice_refuses_as_estimate_on(builtin_catalogue: Catalogue) -> None:
