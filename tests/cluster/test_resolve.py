@@ -910,6 +910,27 @@ def test_cluster_errors_name_the_field(spec: dict[str, object], field: str, mess
 
 
 @pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        # a slip of a field's name is offered the field, as a design file's unknown key is
+        ("gpu_per_node", "unknown cluster field 'gpu_per_node' (did you mean gpus_per_node?)"),
+        ("node", "unknown cluster field 'node' (did you mean nodes?)"),
+        ("wan_latency", "unknown cluster field 'wan_latency' (did you mean wan_latency_s?)"),
+        # one like no field is only unknown
+        ("interconnect", "unknown cluster field 'interconnect'"),
+    ],
+)
+def test_an_unknown_field_is_offered_the_closest(given: str, message: str) -> None:
+    with pytest.raises(ClusterError) as info:
+        ClusterSpec(**{given: 4})
+    assert info.value.field is None
+    assert str(info.value) == message
+    with pytest.raises(ClusterError) as info:
+        ClusterSpec(nodes=2).replace(**{given: 4})
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
     ("spec", "field", "message"),
     [
         ({"nodes": 0}, "nodes", "nodes 0 is out of range (1..1000000)"),

@@ -8,6 +8,7 @@ see :class:`~ibcalc.errors.ClusterError`.
 
 from __future__ import annotations
 
+import difflib
 import math
 from decimal import Decimal
 from fractions import Fraction
@@ -375,7 +376,11 @@ def _cluster_error(exc: ValidationError) -> ClusterError:
         high = next((m.le for m in info.metadata if getattr(m, "le", None) is not None), None)
         message = f"{{{field}}} {shown} is out of range ({_num(low)}..{_num(high)})"
     elif kind == "extra_forbidden":
-        message = f"unknown cluster field {field!r}"
+        # a slip of a field's name is offered the field, as a design file's unknown key is
+        # (gpu_per_node had been told only that it is unknown: a library user's review)
+        close = difflib.get_close_matches(str(field), list(ClusterSpec.model_fields), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        message = f"unknown cluster field {echo(field)}{hint}"
         field = None
     elif "error" in context and str(context["error"]).startswith("is empty"):
         message = f"{{{field}}} {context['error']}"
