@@ -48,6 +48,7 @@ __all__ = [
     "ValidationProblem",
     "WorkloadError",
     "WrongTypeError",
+    "entry_given",
     "expect_type",
     "fill_fields",
 ]
@@ -68,6 +69,17 @@ class SizeTooSmallError(UnitError):
 class WrongTypeError(IbcalcError, TypeError):
     """An argument of the wrong kind of object (a ClusterSpec where a resolved cluster is
     taken), named with the kind expected."""
+
+
+def entry_given(value: object) -> str | None:
+    """``"is given as a Link object: give its id, 'ndr'"`` where ``value``, given for a name,
+    is a catalogue entry (a Link or System, as find_link and find_system return them), else
+    None: its name had been echoed as 200 characters of its fields, called unknown (a library
+    user's review)."""
+    entry_id = getattr(value, "id", None)
+    if isinstance(value, str) or not isinstance(entry_id, str) or not hasattr(value, "names"):
+        return None
+    return f"is given as a {type(value).__name__} object: give its id, {entry_id!r}"
 
 
 def expect_type(value: object, kind: type, what: str, hint: str = "") -> None:

@@ -22,9 +22,14 @@ from ibcalc.cluster.resolve import (
 from ibcalc.engine.algorithms.alltoall import torus_ports, torus_shape
 from ibcalc.engine.band import transport_class
 from ibcalc.engine.types import Collective
-from ibcalc.errors import AlgorithmNotApplicableError, ClusterError, UnknownNameError
+from ibcalc.errors import (
+    AlgorithmNotApplicableError,
+    ClusterError,
+    UnknownNameError,
+    WrongTypeError,
+)
 from ibcalc.facade import estimate_on
-from ibcalc.gap import gap_report
+from ibcalc.gap import gap_report, tp_whatif
 from ibcalc.logs.expect import catalogue_with_link
 
 CAT = load_catalogue(use_env=False)
@@ -907,6 +912,31 @@ def test_cluster_errors_name_the_field(spec: dict[str, object], field: str, mess
         resolve_cluster(CAT, ClusterSpec(**spec))
     assert info.value.field == field
     assert info.value.template == message
+
+
+def test_a_link_or_system_object_is_asked_for_by_its_id() -> None:
+    """find_link and find_system return Link and System objects; given back where a name goes
+    (ClusterSpec, find_link, tp_whatif), one had been echoed as 200 characters of its fields
+    ("inter id='ndr' aliases=(...) ...: input should be a valid string", "unknown link
+    'Link(id=...'"). Each says what was given and the id to give."""
+    ndr, dgx = find_link(CAT, "ndr"), find_system(CAT, "dgx-h100")
+    with pytest.raises(ClusterError) as spec_error:
+        ClusterSpec(inter=ndr)
+    assert str(spec_error.value) == "inter is given as a Link object: give its id, 'ndr'"
+    assert spec_error.value.field == "inter"
+    with pytest.raises(ClusterError) as spec_error:
+        ClusterSpec().replace(system=dgx)
+    assert str(spec_error.value) == "system is given as a System object: give its id, 'dgx-h100'"
+    with pytest.raises(WrongTypeError) as found:
+        find_link(CAT, ndr)  # type: ignore[arg-type]
+    assert str(found.value) == "the link is given as a Link object: give its id, 'ndr'"
+    with pytest.raises(WrongTypeError) as found:
+        tp_whatif(CAT, "nvlink4", "ndr", 8, 1e9, system=dgx)  # type: ignore[arg-type]
+    assert str(found.value) == "the system is given as a System object: give its id, 'dgx-h100'"
+    # a name still finds its entry, and what is no name is still unknown
+    assert ClusterSpec(inter=ndr.id).inter == "ndr"
+    with pytest.raises(UnknownNameError, match="unknown link 'None'"):
+        find_link(CAT, None)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

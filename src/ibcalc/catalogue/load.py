@@ -29,6 +29,8 @@ from ibcalc.errors import (
     InputFileError,
     UnknownNameError,
     ValidationProblem,
+    WrongTypeError,
+    entry_given,
     expect_type,
 )
 from ibcalc.fileio import env_paths, last_naming
@@ -818,6 +820,9 @@ def _name_key(what: str, name: object) -> str:
     """``name`` as the catalogue matches it (stripped, lower case); a name that is no text
     (None, a number) is refused as unknown rather than failing on ``.strip``."""
     if not isinstance(name, str):
+        entry = entry_given(name)
+        if entry is not None:
+            raise WrongTypeError(f"the {what} {entry}")
         raise UnknownNameError(what, repr(name), [], close=False)
     return name.strip().lower()
 

@@ -24,7 +24,7 @@ from pydantic import (
 
 from ibcalc.booleans import NoBoolNumbers, is_boolean
 from ibcalc.engine.types import HostCpu
-from ibcalc.errors import ClusterError
+from ibcalc.errors import ClusterError, entry_given
 from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import shown as echo
 from ibcalc.units import UNSIGNED_NUMBER, as_float, format_oversubscription
@@ -277,6 +277,14 @@ class ClusterSpec(NoBoolNumbers):
         except ValidationError as exc:
             raise _cluster_error(exc) from None
 
+    @field_validator("intra", "inter", "system", "host_pcie", "wan", mode="before")
+    @classmethod
+    def _name(cls, value: Any) -> Any:
+        entry = entry_given(value)
+        if entry is not None:
+            raise ValueError(entry)
+        return value
+
     @field_validator("intra", "inter", "system", "host_pcie", "wan")
     @classmethod
     def _not_blank(cls, value: str | None, info: ValidationInfo) -> str | None:
@@ -382,7 +390,7 @@ def _cluster_error(exc: ValidationError) -> ClusterError:
         hint = f" (did you mean {close[0]}?)" if close else ""
         message = f"unknown cluster field {echo(field)}{hint}"
         field = None
-    elif "error" in context and str(context["error"]).startswith("is empty"):
+    elif "error" in context and str(context["error"]).startswith(("is empty", "is given as")):
         message = f"{{{field}}} {context['error']}"
     elif "error" in context:
         message = f"{{{field}}} {shown} {context['error']}"
