@@ -138,6 +138,20 @@ def test_input_file_error_shows_the_first_problem_and_counts_the_rest() -> None:
     assert error.problems == problems
 
 
+def test_a_problem_of_a_file_named_by_no_name_begins_with_no_colon() -> None:
+    """load_catalogue('') had said ': the file name is empty', and a design given as text
+    under the name '' ':2:1: nodes: ...': nothing before the colon."""
+    assert str(ValidationProblem("", None, None, "the file name is empty")) == (
+        "the file name is empty"
+    )
+    assert str(ValidationProblem("", 2, None, "nodes: 'foo' is not an integer")) == (
+        "line 2, column 1: nodes: 'foo' is not an integer"
+    )
+    with pytest.raises(InputFileError) as info:
+        load_catalogue("", use_env=False)
+    assert str(info.value) == "the file name is empty"
+
+
 def test_log_parse_error_is_one_line() -> None:
     assert str(LogParseError("bad line in a\nb.txt\r")) == "bad line in a\\nb.txt\\r"
 

@@ -172,6 +172,11 @@ class ValidationProblem:
 
     def __str__(self) -> str:
         path = printable(self.path, None)  # a file name may hold a newline or an escape code
+        if not path:
+            # no name to put before a colon (load_catalogue(''), load_design('', text=...)):
+            # ': the file name is empty' and ':2:1: nodes: ...' had begun with one
+            where = "" if self.line is None else f"line {self.line}, column {self.col or 1}: "
+            return where + self.message
         if self.line is None:
             return f"{path}: {self.message}"
         return f"{path}:{self.line}:{self.col or 1}: {self.message}"
