@@ -1075,12 +1075,42 @@ def test_a_phase_of_hours_prints_its_likely_range_in_hours() -> None:
 
 
 def test_infer_names_the_field_the_kv_cache_lacks() -> None:
-    # layers given, heads not: the cache's size needs the key/value heads, not --layers
+    # layers given, heads not: the cache's size needs the heads, not --layers; and the query
+    # heads, not --kv-heads, which had led to a second hint (give --head-dim) once given
     args = ["infer", "--system", "dgx-h100", "--params", "70B", "--layers", "80", "--hidden"]
     result = runner.invoke(APP, [*args, "8192", "--format", "json"])
     assert result.exit_code == 0, result.output
     notes = json.loads(result.stdout)["assumptions"]
-    assert "memory: KV cache not counted (give --kv-heads)" in notes
+    assert "memory: KV cache not counted (give --heads)" in notes
+    # the hint followed: 80 layers x 2 x 64 heads x 128 x 2 B = 2,621,440 B a token,
+    # (1024 + 256) tokens of it over tp 1: 3,355,443,200 B
+    followed = runner.invoke(APP, [*args, "8192", "--heads", "64", "--format", "json"])
+    assert followed.exit_code == 0, followed.output
+    data = json.loads(followed.stdout)
+    assert data["totals"]["kv_bytes_per_token"] == 2_621_440
+    assert data["memory"]["kv_cache_bytes"] == 3_355_443_200
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["infer", "--tp", "8", "--disaggregated"],
+        ["train", "--nodes", "2", "--seq-len", "8192", "--cp", "2"],
+    ],
+)
+def test_a_model_without_heads_is_asked_for_its_heads(args: list[str]) -> None:
+    # the KV transfer and context parallelism need the keys and values: --heads gives their
+    # heads (one per query head) and, beside --hidden, their size; --kv-heads alone had been
+    # asked for, and once given, refused again for want of --head-dim
+    shape = ["--system", "dgx-h100", "--params", "70B", "--layers", "80", "--hidden", "8192"]
+    result = runner.invoke(APP, [*args, *shape])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (
+        "error: the KV cache needs the model's --heads (one key/value head per query head "
+        "unless --kv-heads gives fewer; or a preset with --model)"
+    )
+    followed = runner.invoke(APP, [*args, *shape, "--heads", "64"])
+    assert followed.exit_code == 0, followed.output
 
 
 @pytest.mark.parametrize(

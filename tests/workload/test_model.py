@@ -260,7 +260,8 @@ def test_format_count_reads_back(count: float, text: str) -> None:
 def test_kv_cache_needs_the_shape() -> None:
     with pytest.raises(WorkloadError) as err:
         model_from(params="70B", layers=80).kv_bytes_per_token(2)
-    assert err.value.field == "kv_heads"
+    # the query heads, which give the key/value heads (one each) and, with hidden, their size
+    assert err.value.field == "heads"
     # head dim derived from hidden / heads when not given
     model = model_from(params="70B", layers=80, hidden=8192, heads=64, kv_heads=8)
     assert model.kv_bytes_per_token(2) == 327_680

@@ -599,9 +599,12 @@ class ModelSpec(CheckedSpec):
             return self.kv_elements_per_layer
         kv_heads = self.kv_heads if self.kv_heads is not None else self.heads
         if kv_heads is None:
+            # the query heads give both the key/value heads and, with the hidden size, the head
+            # size: naming the key/value heads had led to a second refusal for the head size
             raise WorkloadError(
-                "the KV cache needs the model's {kv_heads} (or a preset with {model})",
-                field="kv_heads",
+                "the KV cache needs the model's {heads} (one key/value head per query head "
+                "unless {kv_heads} gives fewer; or a preset with {model})",
+                field="heads",
             )
         head_dim = self.head_dim_or_derived
         if head_dim is None:
