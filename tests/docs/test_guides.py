@@ -210,6 +210,35 @@ def test_workload_guide_wan_figures_are_current_output() -> None:
     assert f"(at least 62 s, {int8} printed)" in guide
 
 
+def test_workload_guide_says_a_hierarchical_zero_step_reduce_scatters_across_the_wan() -> None:
+    """docs/workload.md had said a hierarchical reduce-scatter keeps the all-reduce's first two
+    steps and an all-gather its last two, an all-reduce of the shard across the WAN, where the
+    tool reduce-scatters and all-gathers the shard there, half the WAN bytes: Llama 3 70B at
+    tp 8, dp 16 on 2 sites of 8 DGX H100, one wan-100g each: 64 groups a site share its 12.5
+    GB/s x 0.9, and the 2,187,500,000 B shard's all-reduce between 2 ranks sends all of it
+    (12.4 s), a reduce-scatter or all-gather half (6.22 s)."""
+    guide = _words(_doc("workload.md"))
+    base = ["--model", "llama3-70b", "--tp", "8", "--nodes", "16", "--system", "dgx-h100"]
+    base += ["--sites", "2", "--wan", "wan-100g", "--hierarchical"]
+    share = 12.5e9 * 0.9 / 64
+    allreduce = _phase_time(base, "dp-ar@wan")
+    assert allreduce == "12.4 s"
+    assert float(allreduce.split()[0]) == pytest.approx(2.1875e9 / share, rel=0.01)
+    zero1 = [*base, "--zero", "1"]
+    halves = {_phase_time(zero1, "dp-rs@wan"), _phase_time(zero1, "dp-ag@wan")}
+    assert halves == {"6.22 s"}
+    assert 2.1875e9 / 2 / share == pytest.approx(6.22, rel=0.01)
+    assert (
+        "A reduce-scatter (ZeRO) keeps the first step and reduce-scatters the shard between the "
+        "counterparts, each keeping its part of the sum; an all-gather all-gathers the shard "
+        "between them and keeps the last step: each moves half the WAN bytes of the all-reduce "
+        "(Llama 3 70B, tp 8, dp 16 on 2 sites of 8 DGX H100 with one `wan-100g` each: "
+        f"`dp-ar@wan` of the 2.19 GB shard takes {allreduce}, ZeRO-1's `dp-rs@wan` and "
+        f"`dp-ag@wan` {halves.pop()} each; tested)."
+    ) in guide
+    assert "a reduce-scatter keeps the first two steps, an all-gather the last two" not in guide
+
+
 def test_workload_guide_gives_a_storage_transfers_bytes_per_gpu_as_printed() -> None:
     """docs/workload.md called every phase's JSON bytes_per_gpu an integer; a checkpoint's save
     and restore give each rank's share of their bytes, a float (112 GB over 24 ranks is not
