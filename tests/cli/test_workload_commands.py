@@ -1091,6 +1091,21 @@ def test_infer_names_the_field_the_kv_cache_lacks() -> None:
     assert data["memory"]["kv_cache_bytes"] == 3_355_443_200
 
 
+def test_infer_says_prefill_all_reduces_cross_the_domain_too() -> None:
+    # tp 16 on DGX H100 nodes of 8: the prefill's all-reduces run on the same TP group as the
+    # decode's and cross the network with them; the warning had named the decode's alone
+    args = ["infer", "--model", "llama3-70b", "--system", "dgx-h100", "--tp", "16"]
+    result = runner.invoke(APP, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    tiers = {p["name"]: p["tier"] for p in data["phases"]}
+    assert tiers == {"decode-tp-allreduce": "scale-out", "prefill-tp-allreduce": "scale-out"}
+    assert (
+        "tp 16 crosses the 8-GPU scale-up domain: every decode and prefill all-reduce goes "
+        "over scale-out"
+    ) in data["warnings"]
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -368,7 +368,7 @@ def infer(
         if tp_place.crosses_domains:
             warnings.append(
                 f"tp {spec.tp} crosses the {cluster.topology.m}-GPU scale-up domain: every "
-                f"decode all-reduce goes over {tp_place.tier}"
+                f"decode and prefill all-reduce goes over {tp_place.tier}"
             )
         phases += _decode_and_prefill(
             spec,
