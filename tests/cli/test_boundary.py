@@ -270,6 +270,30 @@ def test_usage_errors_name_the_command_help(
     assert err == f"error: {line}\n"
 
 
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        # a framework's name for a workload option is pointed at it (Megatron-LM's, vLLM's,
+        # the JSON's prompt_tokens), where difflib had offered another quantity (--sequence-
+        # parallel, --output-tokens) or nothing; and not on a command without that option
+        (["train", "--pipeline-parallel-size", "4"], " (did you mean --pp? see"),
+        (["train", "--tensor-model-parallel-size", "8"], " (did you mean --tp? see"),
+        (["train", "--sequence-length", "8192"], " (did you mean --seq-len? see"),
+        (["infer", "--prompt-tokens", "8192"], " (did you mean --prompt? see"),
+        (["infer", "--context-parallel-size", "2"], " (see"),
+        (["allreduce", "--size", "1GB", "--tensor-parallel-size", "8"], " (see"),
+    ],
+)
+def test_a_frameworks_name_for_an_option_is_offered_that_option(
+    argv: list[str], hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, err = _refused(argv, capsys)
+    assert (out, err) == (
+        "",
+        f"error: No such option: {argv[-2]}{hint} 'ibcalc {argv[0]} --help')\n",
+    )
+
+
 #: The hint on a command whose one file is a picture, before its help's aside.
 PICTURE_ONLY = " (the output goes to stdout; --plot FILE writes a .png or .svg picture; see"
 

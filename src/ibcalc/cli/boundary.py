@@ -297,6 +297,9 @@ def usage_line(exc: typer.TyperException) -> str:
             str(getattr(exc, "message", message)),
             _file_option_hint(exc, picture=option.lstrip("-").lower() in _PLOT_WORDS),
         )
+    elif isinstance(option, str) and (spelt := _framework_option(exc, option)) is not None:
+        # Megatron-LM's or vLLM's name for an option: difflib had offered another quantity
+        message = with_aside(str(getattr(exc, "message", message)), f" (did you mean {spelt}?)")
     elif isinstance(option, str) and possible:
         bare = {str(p).lstrip("-"): str(p) for p in possible}
         near = closest(option.lstrip("-"), list(bare))
@@ -356,13 +359,51 @@ _PLOT_WORDS = frozenset({"png", "svg", "image", "picture", "figure", "chart", "g
 _PICTURE_ONLY = " (the output goes to stdout; --plot FILE writes a .png or .svg picture)"
 
 
+#: The workload commands' options as the frameworks spell them (Megatron-LM's
+#: ``--tensor-model-parallel-size``, vLLM's ``--tensor-parallel-size``), and as the JSON names
+#: ``--prompt`` (``prompt_tokens``): difflib had offered another quantity for some
+#: (``--pipeline-parallel-size``: ``--sequence-parallel``; ``--prompt-tokens``:
+#: ``--output-tokens``) and nothing for most
+_FRAMEWORK_OPTIONS = {
+    "tensor-model-parallel-size": "--tp",
+    "tensor-parallel-size": "--tp",
+    "pipeline-model-parallel-size": "--pp",
+    "pipeline-parallel-size": "--pp",
+    "data-parallel-size": "--dp",
+    "expert-model-parallel-size": "--ep",
+    "expert-parallel-size": "--ep",
+    "context-parallel-size": "--cp",
+    "sequence-length": "--seq-len",
+    "num-attention-heads": "--heads",
+    "num-query-groups": "--kv-heads",
+    "num-key-value-heads": "--kv-heads",
+    "moe-router-topk": "--top-k",
+    "num-experts-per-tok": "--top-k",
+    "prompt-tokens": "--prompt",
+    "input-len": "--prompt",
+    "output-len": "--output-tokens",
+    "max-num-seqs": "--batch",
+}
+
+
+def _command_options(exc: typer.TyperException) -> set[str]:
+    """The option names (``--tp``, ``-o``) of the command of a usage error."""
+    params = getattr(getattr(getattr(exc, "ctx", None), "command", None), "params", [])
+    return {opt for param in params for opt in getattr(param, "opts", ())}
+
+
+def _framework_option(exc: typer.TyperException, option: str) -> str | None:
+    """The command's option that ``option`` names in a framework's words, else None."""
+    spelt = _FRAMEWORK_OPTIONS.get(option.lstrip("-").lower().replace("_", "-"))
+    return spelt if spelt in _command_options(exc) else None
+
+
 def _file_option_hint(exc: typer.TyperException, *, picture: bool) -> str:
     """The option that writes a file on the command of a usage error, as a hint: for a word
     that names a ``picture`` its ``--plot`` (calibrate's -o writes YAML); for another its
     ``-o``/``--output``, else what its ``--plot`` writes and where the output goes. Empty where
     the command has none of them."""
-    params = getattr(getattr(getattr(exc, "ctx", None), "command", None), "params", [])
-    opts = {opt for param in params for opt in getattr(param, "opts", ())}
+    opts = _command_options(exc)
     if picture:
         return " (did you mean --plot FILE?)" if "--plot" in opts else ""
     if "--output" in opts:
