@@ -994,6 +994,22 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
             "error: unknown system 'ddn-ai400x2': ddn-ai400x2 is a storage entry, not a system "
             "preset",
         ),
+        # a comma list where one name belongs says so, not "did you mean ndr, hdr?", the very
+        # list given; only --fabric, which a sweep takes as a list, points there
+        (
+            ["allreduce", "--size", "1GB", "--fabric", "ndr,hdr"],
+            "error: unknown link 'ndr,hdr': a list of 2 names, where one link is taken (ibcalc "
+            "sweep takes a comma list of fabrics)",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--intra", "nvlink4, NVLink3"],
+            "error: unknown link 'nvlink4, NVLink3': a list of 2 names, where one link is taken",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--system", "dgx-h100,dgx-a100"],
+            "error: unknown system 'dgx-h100,dgx-a100': a list of 2 names, where one system is "
+            "taken",
+        ),
         # a name that begins one comes first (difflib had put hgx-b200 before gb200-nvl72)
         (
             ["allreduce", "--size", "1GB", "--system", "gb200"],

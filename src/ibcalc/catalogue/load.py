@@ -831,6 +831,16 @@ def _name_key(what: str, name: object) -> str:
 _ENTRY_WORDS = {"link": "a link", "system": "a system preset", "storage": "a storage entry"}
 
 
+def _name_list(key: str, entries: Sequence[Link | System], what: str, hint: str = "") -> str | None:
+    """``"a list of 2 names, where one link is taken"`` where ``key`` is a comma list of names
+    of ``entries`` (each a ``what``), else None: ``allreduce --fabric ndr,hdr`` had been answered
+    "did you mean ndr, hdr?", the very list given."""
+    parts = [part.strip() for part in key.split(",")]
+    if len(parts) < 2 or not all(any(p in e.names for e in entries) for p in parts):
+        return None
+    return f"a list of {len(parts)} names, where one {what} is taken{hint}"
+
+
 def _elsewhere(catalogue: Catalogue, key: str, what: str) -> str | None:
     """``"dgx-h100 is a system preset, not a link"`` where ``key``, unknown as a ``what``, names
     an entry of another catalogue (``links show dgx-h100`` had suggested ib-hdr100; ``storage
@@ -873,7 +883,11 @@ def find_link(catalogue: Catalogue, name: str, *, role: str | None = None) -> Li
     # the hints read the name with compatibility forms folded, as find_system does (a
     # full-width dgx-h100 had been offered links, not called a system: review CJ)
     key = folded(key)
-    elsewhere = _elsewhere(catalogue, key, "link")
+    # only a sweep takes several fabrics, and only scale-out ones
+    sweep = " (ibcalc sweep takes a comma list of fabrics)" if role == "inter" else ""
+    elsewhere = _name_list(key, catalogue.links, "link", sweep) or _elsewhere(
+        catalogue, key, "link"
+    )
     if key in _SOCKET_NAMES:
         # '--inter tcp' had suggested tcpx and tcpxo, Google's GPUDirect plugins, for a run on
         # NCCL's plain sockets (a published L40S pair with NCCL_IB_DISABLE=1; a review)
@@ -1036,7 +1050,8 @@ def find_system(catalogue: Catalogue, name: str) -> System:
     # the hints read the name as suggest() does, compatibility forms folded (full-width h200
     # had kept difflib's offers, review CH; full-width ndr had not been called a link, review CI)
     key = folded(key)
-    elsewhere = _elsewhere(catalogue, key, "system")  # systems show ndr had suggested ndv5
+    # systems show ndr had suggested ndv5
+    elsewhere = _name_list(key, catalogue.systems, "system") or _elsewhere(catalogue, key, "system")
     if elsewhere is not None:
         raise UnknownNameError("system", name, [], elsewhere=elsewhere)
     worded = _gpu_word_systems(catalogue, key)
