@@ -946,9 +946,15 @@ def sweep_notes(
     if skipped:
         # -b 1 with fp64, or all-to-all over 125,000 ranks: rows that nccl-tests runs as 0 bytes
         shown = listed((format_size(s) for s in skipped), "size")
+        # the rank count matters only where each rank gets a share of the size; an all-reduce
+        # of 1 B fp64 had read 'there on 16 ranks', as if more ranks would skip more
+        why = (
+            f"on {plural(result.groups[0].ranks, 'rank')}"
+            if result.collective.per_rank_buffer
+            else f"(under one {result.dtype.bytes}-byte element)"
+        )
         skipped_text = (
-            f"skipped {shown}: nccl-tests would run 0 bytes of {result.dtype.value} "
-            f"there on {plural(result.groups[0].ranks, 'rank')}"
+            f"skipped {shown}: nccl-tests would run 0 bytes of {result.dtype.value} there {why}"
         )
     # each note once; with several fabrics, one some of them take names them ('8 NICs per node
     # assumed' had stood for the sweep of ndr, roce-400g and hdr without saying whose it was)
