@@ -236,6 +236,15 @@ class SweepRow(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def busbw_GBps_range(self) -> tuple[float, float] | None:
+        """The busbw (GB/s) a measurement of this size likely shows: :attr:`time_us_range`
+        inverted, as a single estimate's ``busbw_GBps_range`` is (a sweep row had carried the
+        time's range alone)."""
+        bounds = self.estimate.busbw_Bps_range
+        return None if bounds is None else (bounds[0] / GB, bounds[1] / GB)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def algorithm(self) -> Algorithm:
         """The algorithm chosen (or forced) at this size."""
         return self.estimate.best.algorithm

@@ -606,6 +606,30 @@ def test_sweep_table_shows_each_size_likely_range() -> None:
         assert cells[3:5] == [f"{row['time_us']:.2f}", f"{figure(low)}-{figure(high)}"]
 
 
+def test_sweep_rows_carry_the_busbw_range_of_their_time_range() -> None:
+    """A single estimate's JSON gives busbw_GBps_range beside time_s_range; a sweep row gave the
+    time's range alone. Each row's busbw range is S / t x F(n) at the time range's ends, worked
+    here by hand for an all-reduce of 16 ranks (F = 2 x 15 / 16 = 1.875), in JSON and as two CSV
+    columns."""
+    args = ["sweep", "allreduce", "-b", "1K", "-e", "1G", "-f", "32", "--fabric", "ndr", "-N", "2"]
+    rows = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)[0]["rows"]
+    assert len(rows) == 5
+    for row in rows:
+        low_us, high_us = row["time_us_range"]
+        size = row["size_bytes"]
+        slow, fast = row["busbw_GBps_range"]
+        assert slow == pytest.approx(size / (high_us * 1e-6) * 1.875 / 1e9, rel=1e-12)
+        assert fast == pytest.approx(size / (low_us * 1e-6) * 1.875 / 1e9, rel=1e-12)
+        assert slow <= row["busbw_GBps"] <= fast
+    csv_text = CliRunner().invoke(app, [*args, "--format", "csv"]).stdout
+    header, *lines = csv_text.splitlines()
+    columns = header.split(",")
+    assert "busbw_GBps_range_low" in columns
+    assert "busbw_GBps_range_high" in columns
+    last = dict(zip(columns, lines[-1].split(","), strict=True))
+    assert float(last["busbw_GBps_range_low"]) == pytest.approx(rows[-1]["busbw_GBps_range"][0])
+
+
 def test_a_sweep_says_when_its_busbw_bar_is_left_out() -> None:
     """At 90-100 columns the likely-range column can leave no room for the bar, which then went
     without a word. The note names the width that shows it; at that width the bar is there."""
