@@ -1971,3 +1971,26 @@ def test_a_latency_that_grows_with_the_size_says_so_in_the_headline(
     ib = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
     small = estimate_on(ib, Collective.ALL_REDUCE, 4096).best
     assert "(steps, hops, launches); " in small.bottleneck
+
+
+def test_estimate_and_estimate_many_take_sharp_what_if(builtin_catalogue: Catalogue) -> None:
+    """estimate() and estimate_many() had no sharp_what_if (a bare TypeError for the keyword)
+    where estimate_on and CollectivePlan take it: each passes it through, True by default. On
+    16 DGX H100 with SHARP left off, the what-if reworks the 'enable with {sharp}' hint into
+    what SHARP would do at this size; without it the plain hint stays."""
+    from ibcalc import estimate
+
+    spec = ClusterSpec(system="dgx-h100", nodes=16)
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    hint = "ndr supports SHARP (CollNet); enable with {sharp}"
+    for what_if in (True, False):
+        on = estimate_on(cluster, "allreduce", 1e9, sharp_what_if=what_if)
+        assert (hint in on.assumptions) is not what_if
+        assert estimate(builtin_catalogue, spec, "allreduce", 1e9, sharp_what_if=what_if) == on
+        many = estimate_many(cluster, "allreduce", [1e6, 1e9], sharp_what_if=what_if)
+        assert many == [estimate_on(cluster, "allreduce", 1e6, sharp_what_if=what_if), on]
+    # the default is the what-if, as estimate_on's
+    assert estimate(builtin_catalogue, spec, "allreduce", 1e9) == estimate_on(
+        cluster, "allreduce", 1e9
+    )
+    assert estimate_many(cluster, "allreduce", [1e9]) == [estimate_on(cluster, "allreduce", 1e9)]

@@ -1442,11 +1442,19 @@ def estimate_many(
     algorithm: Algorithm | str | None = None,
     protocol: Protocol | str | None = None,
     params: CostParams | None = None,
+    sharp_what_if: bool = True,
 ) -> list[Estimate]:
-    """:func:`estimate_on` at each of ``sizes`` (errors as it raises them)."""
+    """:func:`estimate_on` at each of ``sizes`` (errors as it raises them; ``sharp_what_if`` as
+    it takes it)."""
     sizes = size_list(sizes)
     plan = CollectivePlan(
-        cluster, collective, dtype=dtype, algorithm=algorithm, protocol=protocol, params=params
+        cluster,
+        collective,
+        dtype=dtype,
+        algorithm=algorithm,
+        protocol=protocol,
+        params=params,
+        sharp_what_if=sharp_what_if,
     )
     return [plan.estimate(size) for size in sizes]
 
@@ -1461,11 +1469,13 @@ def estimate(
     algorithm: Algorithm | str | None = None,
     protocol: Protocol | str | None = None,
     params: CostParams | None = None,
+    sharp_what_if: bool = True,
 ) -> Estimate:
     """Resolve ``spec`` against ``catalogue`` and estimate ``collective`` of ``size_bytes``, with
     the cost parameters ``params`` (default: the built-in ones): :func:`resolve_cluster`, then
-    :func:`estimate_on`, whose errors it raises, and :class:`~ibcalc.errors.ClusterError` (or
-    :class:`~ibcalc.errors.UnknownNameError`) for a cluster that cannot be resolved."""
+    :func:`estimate_on` (``sharp_what_if`` as it takes it), whose errors it raises, and
+    :class:`~ibcalc.errors.ClusterError` (or :class:`~ibcalc.errors.UnknownNameError`) for a
+    cluster that cannot be resolved."""
     cluster = resolve_cluster(catalogue, spec)
     return estimate_on(
         cluster,
@@ -1475,4 +1485,5 @@ def estimate(
         algorithm=algorithm,
         protocol=protocol,
         params=params,
+        sharp_what_if=sharp_what_if,
     )
