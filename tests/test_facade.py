@@ -1994,3 +1994,47 @@ def test_estimate_and_estimate_many_take_sharp_what_if(builtin_catalogue: Catalo
         cluster, "allreduce", 1e9
     )
     assert estimate_many(cluster, "allreduce", [1e9]) == [estimate_on(cluster, "allreduce", 1e9)]
+
+
+def test_a_plan_pickles_and_prices_as_before(builtin_catalogue: Catalogue) -> None:
+    """pickle.dumps(CollectivePlan(...)) had failed ("Can't pickle local object
+    '_ring_kernel.<locals>.kernel'"), so a plan could not go to a process pool. It pickles as the
+    arguments it was made from and is rebuilt by its constructor: quick and estimate give what
+    the original gives, to the bit, with the built-in parameters, an NCCL release's, a forced
+    algorithm and protocol, another element type and sharp_what_if off, and in a fresh process."""
+    import multiprocessing
+    import operator
+    import pickle
+
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    older = for_release(builtin_cost_params(), "2.21.5")
+    plans = [
+        CollectivePlan(cluster, "allreduce"),
+        CollectivePlan(cluster, Collective.ALL_GATHER, dtype="bf16", params=older),
+        CollectivePlan(cluster, "reducescatter", algorithm="ring", protocol="LL128"),
+        CollectivePlan(cluster, "alltoall", sharp_what_if=False),
+        CollectivePlan(cluster, "broadcast", dtype=DType.INT8, params=older),
+    ]
+    sizes = [4096.0, 1e6, 2**27, 1e9, 8 * 2**30]
+    for plan in plans:
+        again = pickle.loads(pickle.dumps(plan))
+        assert type(again) is CollectivePlan
+        assert (again.collective, again.algorithm, again.protocol) == (
+            plan.collective,
+            plan.algorithm,
+            plan.protocol,
+        )
+        for size in sizes:
+            assert again.quick(size) == plan.quick(size)
+            assert again.estimate(size) == plan.estimate(size)
+    # the release's label (an assumption) travels with its parameters
+    older_plan = pickle.loads(pickle.dumps(plans[1]))
+    assert older_plan.estimate(1e9).assumptions == plans[1].estimate(1e9).assumptions
+    assert any("2.21" in line for line in plans[1].estimate(1e9).assumptions)
+    # a process that has never seen the plan rebuilds it from the arguments
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        for plan in (plans[0], plans[1]):
+            quick = pool.apply(operator.methodcaller("quick", 1e9), (plan,))
+            full = pool.apply(operator.methodcaller("estimate", 1e9), (plan,))
+            assert quick == plan.quick(1e9)
+            assert full == plan.estimate(1e9)

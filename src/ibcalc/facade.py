@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import NamedTuple, SupportsFloat, cast
 
 from ibcalc.booleans import expect_bool
@@ -1282,6 +1283,24 @@ class CollectivePlan:
             if self._per_rank and collective is not Collective.ALL_TO_ALL
             else 1
         )
+
+    def __reduce__(self) -> tuple[Callable[[], CollectivePlan], tuple[()]]:
+        """Pickled as the arguments it was made from, rebuilt by its constructor (its size-only
+        kernels are closures, which pickle cannot carry): a plan sent to a process pool prices
+        there as here, to the bit. The built-in cost parameters go as None, so the rebuilt plan
+        takes that process's own (and its cached plans)."""
+        plan = self._plan
+        rebuild = partial(
+            CollectivePlan,
+            self._cluster,
+            plan.collective,
+            dtype=plan.dtype,
+            algorithm=self._algorithm,
+            protocol=self._protocol,
+            params=None if plan.params is builtin_cost_params() else plan.params,
+            sharp_what_if=self._what_if,
+        )
+        return rebuild, ()
 
     @property
     def collective(self) -> Collective:
