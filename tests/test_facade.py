@@ -2038,3 +2038,54 @@ def test_a_plan_pickles_and_prices_as_before(builtin_catalogue: Catalogue) -> No
             full = pool.apply(operator.methodcaller("estimate", 1e9), (plan,))
             assert quick == plan.quick(1e9)
             assert full == plan.estimate(1e9)
+
+
+def test_results_holding_lists_are_plainly_unhashable(builtin_catalogue: Catalogue) -> None:
+    """hash(estimate_on(...)) had raised "unhashable type: 'list'" from inside pydantic's
+    generated hash (the model is frozen, its assumptions a list), as did the frozen results,
+    designs, catalogue and cost parameters holding lists or mappings. Each is unhashable as a
+    list is: hash() names the type, and collections.abc.Hashable says no. Equality stands, and
+    the frozen values without lists (a cost, a spec, a resolved cluster) still hash."""
+    from collections.abc import Hashable
+
+    import ibcalc
+    from ibcalc.gap import gap
+    from ibcalc.results import EstimateResult
+
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    est = estimate_on(cluster, "allreduce", 1e9)
+    design, _ = ibcalc.load_design(EXAMPLE)
+    values: list[object] = [
+        est,
+        EstimateResult.of(est),
+        gap(builtin_catalogue, "nvlink4", "ndr", gpus_per_node=8, nics_per_node=8),
+        ibcalc.tp_whatif(builtin_catalogue, "nvlink4", "ndr", 16, 1e8),
+        design,
+        check_design(EXAMPLE, builtin_catalogue),
+        builtin_catalogue,
+        builtin_cost_params(),
+    ]
+    names = [type(value).__name__ for value in values]
+    assert names == [
+        "Estimate",
+        "EstimateResult",
+        "GapResult",
+        "TpWhatIf",
+        "Design",
+        "DesignCheck",
+        "Catalogue",
+        "CostParams",
+    ]
+    for value, name in zip(values, names, strict=True):
+        with pytest.raises(TypeError) as info:
+            hash(value)
+        assert str(info.value) == f"unhashable type: {name!r}"
+        assert not isinstance(value, Hashable)
+        assert value == value
+    assert estimate_on(cluster, "allreduce", 1e9) == est
+    spec = ClusterSpec(system="dgx-h100", nodes=2)
+    assert hash(spec) == hash(ClusterSpec(system="dgx-h100", nodes=2))
+    assert isinstance(est.best, Hashable)
+    assert isinstance(cluster, Hashable)
+    hash(est.best)
+    hash(cluster)

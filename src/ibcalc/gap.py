@@ -266,6 +266,10 @@ class GapResult(JsonModel):
     host PCIe cap, named in ``capped_by``).
     """
 
+    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
+    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
     model_config = _FROZEN
 
     json_keys: ClassVar[tuple[str, ...]] = (
@@ -491,6 +495,10 @@ class TpWhatIf(JsonModel):
 
     Its JSON shows ``inside`` and ``across`` as :class:`Placement` objects.
     """
+
+    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
+    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
 

@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from ibcalc.booleans import expect_bool
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
@@ -1540,6 +1540,10 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
 class DesignCheck:
     """One checked design file: the resolved design, its findings, and its warnings (settings
     of the file that the cluster cannot honour, located at their keys)."""
+
+    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
+    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     path: str
     resolved: ResolvedDesign

@@ -24,7 +24,7 @@ import difflib
 import math
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -751,6 +751,10 @@ def _link_once(schema: dict[str, Any]) -> None:
 
 class Design(_NullIsOmitted):
     """A cluster design: the cluster, its fabric, and the requirements CI checks."""
+
+    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
+    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = ConfigDict(
         frozen=True, extra="forbid", title="ibcalc cluster design", json_schema_extra=_link_once

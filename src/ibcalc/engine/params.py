@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from ibcalc.engine.types import Algorithm, Protocol
 from ibcalc.errors import CatalogueError, UnitError, ValidationProblem
@@ -898,6 +898,10 @@ class CostParams:
     from; ``origins`` lists the files applied, built-in first. The physical instance is what
     costs are computed with; :meth:`tuner_view` returns what NCCL's own tuner assumes.
     """
+
+    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
+    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     nccl_tuner: NcclTuner
     nccl_runtime: NcclRuntime

@@ -7,7 +7,7 @@ per second per direction, times are seconds.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal, get_args
+from typing import ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -342,6 +342,10 @@ COST_PARAMETERS_NOTE = "cost parameters: "
 
 class Estimate(BaseModel):
     """A collective estimate in nccl-tests conventions, with the choice and its alternatives."""
+
+    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
+    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
 
