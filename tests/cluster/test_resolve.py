@@ -6,6 +6,7 @@ catalogue's efficiencies; errors must name the ClusterSpec field at fault.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -1584,3 +1585,64 @@ def test_a_node_count_given_on_one_node_says_the_process_model() -> None:
     defaulted = resolve_cluster(CAT, ClusterSpec(gpus_per_node=8))
     assert defaulted.nodes == 2
     assert defaulted.process_notes == cluster.process_notes
+
+
+def test_a_spec_validated_from_data_is_refused_as_the_constructor_refuses_it() -> None:
+    """ClusterSpec.model_validate and model_validate_json had raised pydantic's multi-line
+    ValidationError (pydantic calls the constructor and wraps its ClusterError), where the
+    constructor raises one ClusterError naming the field: a spec loaded from a JSON config met
+    the former. Both raise the constructor's error; input that never reaches it (not a mapping,
+    not JSON) is one line too; valid input gives the spec the constructor gives."""
+    cases: list[tuple[dict[str, Any], str, str | None]] = [
+        ({"nodes": "x"}, "nodes 'x' is text, not a number", "nodes"),
+        ({"nodes": 0}, "nodes 0 is out of range (1..1000000)", "nodes"),
+        (
+            {"oversubscription": "abc"},
+            "oversubscription 'abc' is not a ratio (write 2 or 2:1)",
+            "oversubscription",
+        ),
+        (
+            {"gpu_per_node": 4},
+            "unknown cluster field 'gpu_per_node' (did you mean gpus_per_node?)",
+            None,
+        ),
+    ]
+    for data, message, field in cases:
+        with pytest.raises(ClusterError) as built:
+            ClusterSpec(**data)
+        assert (str(built.value), built.value.field) == (message, field)
+        with pytest.raises(ClusterError) as info:
+            ClusterSpec.model_validate(data)
+        assert (str(info.value), info.value.field) == (message, field)
+        assert info.value.__suppress_context__
+        with pytest.raises(ClusterError) as info:
+            ClusterSpec.model_validate_json(json.dumps(data))
+        assert (str(info.value), info.value.field) == (message, field)
+    refused = [
+        (
+            lambda: ClusterSpec.model_validate("x"),
+            "a cluster spec is a mapping of its fields, not str 'x'",
+        ),
+        (
+            lambda: ClusterSpec.model_validate_json("[1]"),
+            "a cluster spec is a mapping of its fields, not list [1]",
+        ),
+        (
+            lambda: ClusterSpec.model_validate_json("{"),
+            "a cluster spec is not valid JSON (EOF while parsing an object at line 1 column 1)",
+        ),
+    ]
+    for call, message in refused:
+        with pytest.raises(ClusterError) as info:
+            call()
+        assert str(info.value) == message
+    # valid input: the constructor's spec, with the fields it counts as given
+    given = {"nodes": 4, "inter": "ndr", "oversubscription": "2:1", "sharp": True}
+    spec = ClusterSpec(**given)
+    for read in (
+        ClusterSpec.model_validate(given),
+        ClusterSpec.model_validate_json(json.dumps(given)),
+    ):
+        assert read == spec
+        assert read.oversubscription == 2.0
+        assert read.model_fields_set == spec.model_fields_set == set(given)

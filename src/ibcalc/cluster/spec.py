@@ -12,7 +12,7 @@ import difflib
 import math
 from decimal import Decimal
 from fractions import Fraction
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from pydantic import (
     ConfigDict,
@@ -186,9 +186,9 @@ class ClusterSpec(NoBoolNumbers):
     """A cluster as the user described it; ``None`` means "not given: assume, and say so".
 
     Constructing one with a value out of range raises :class:`~ibcalc.errors.ClusterError`
-    naming the field, not pydantic's ``ValidationError``; so does :meth:`replace`, the way to a
-    changed copy. Pydantic's own ``model_validate`` raises its ``ValidationError``, and
-    ``model_copy(update=...)`` does not validate at all: use the constructor and
+    naming the field, not pydantic's ``ValidationError``; so do :meth:`replace`, the way to a
+    changed copy, and :meth:`model_validate` and :meth:`model_validate_json` (a spec read from
+    a config). ``model_copy(update=...)`` does not validate at all: use the constructor and
     :meth:`replace`.
     """
 
@@ -276,6 +276,28 @@ class ClusterSpec(NoBoolNumbers):
             super().__init__(**data)
         except ValidationError as exc:
             raise _cluster_error(exc) from None
+
+    # pydantic's model_validate and model_validate_json call __init__ above, and wrap its
+    # ClusterError in a multi-line ValidationError: a spec read from a JSON config met that where
+    # the constructor says one line (a library user's review). Both raise the constructor's
+    # error; what never reached it (not a mapping, not JSON) is said in one line too.
+    @classmethod
+    def model_validate(cls, obj: Any, **options: Any) -> Self:
+        """:meth:`pydantic.BaseModel.model_validate`, raising the constructor's
+        :class:`~ibcalc.errors.ClusterError` (not pydantic's ``ValidationError``)."""
+        try:
+            return super().model_validate(obj, **options)
+        except ValidationError as exc:
+            raise _refused(exc) from None
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **options: Any) -> Self:
+        """:meth:`pydantic.BaseModel.model_validate_json`, raising the constructor's
+        :class:`~ibcalc.errors.ClusterError` (not pydantic's ``ValidationError``)."""
+        try:
+            return super().model_validate_json(json_data, **options)
+        except ValidationError as exc:
+            raise _refused(exc) from None
 
     @field_validator("intra", "inter", "system", "host_pcie", "wan", mode="before")
     @classmethod
@@ -397,6 +419,23 @@ def _cluster_error(exc: ValidationError) -> ClusterError:
     else:
         message = f"{{{field}}} {shown}: {error['msg'].lower()}"
     return ClusterError(message, field=field)
+
+
+def _refused(exc: ValidationError) -> ClusterError:
+    """A ClusterSpec validation's ``exc`` as one ClusterError: the constructor's own, which
+    pydantic wrapped, else (input that never reached the constructor) what is wrong with it."""
+    error = exc.errors()[0]
+    cause = (error.get("ctx") or {}).get("error")
+    if isinstance(cause, ClusterError):
+        return cause
+    if error["loc"]:
+        return _cluster_error(exc)
+    if error["type"] == "json_invalid":
+        return ClusterError(f"a cluster spec is not valid JSON ({cause})")
+    value = error.get("input")
+    return ClusterError(
+        f"a cluster spec is a mapping of its fields, not {type(value).__name__} {echo(value)}"
+    )
 
 
 def _num(value: object) -> str:
