@@ -134,6 +134,28 @@ def test_size_errors_name_their_field(args: tuple[float, ...], field: str, messa
     assert info.value.render(FIELD_FLAGS) == message
 
 
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        # -e left at 8G (8 GiB): the user is told it is the default, and to give -e
+        (
+            ["-b", "16G"],
+            "--maxbytes 8 GiB (its default) is smaller than --minbytes 16 GiB: give -e",
+        ),
+        # -b left at 8 (8 B) under a -e of 4 B
+        (["-e", "4"], "--maxbytes 4 B is smaller than --minbytes 8 B (its default): give -b"),
+        # both typed: the library's refusal, as before
+        (["-b", "16G", "-e", "8G"], "--maxbytes 8 GiB is smaller than --minbytes 16 GiB"),
+    ],
+)
+def test_ends_out_of_order_say_which_is_the_default(given: list[str], message: str) -> None:
+    """A review: 'sweep allreduce -b 16G' had been told "--maxbytes 8 GiB is smaller than
+    --minbytes 16 GiB", a --maxbytes never typed (8G is its default)."""
+    result = runner.invoke(app, ["sweep", "allreduce", *given])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {message}\n"
+
+
 def test_sizes_too_small_for_the_ranks_are_skipped_and_listed(cat: Catalogue) -> None:
     # all-gather on 16 x 8 = 128 ranks, fp32: S = 1024 gives 256 elements, 2 per rank, rounded
     # down to 4 (16 bytes) = 0: skipped; S = 2048 gives 4 per rank = 2048 bytes: runs

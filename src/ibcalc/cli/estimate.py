@@ -48,15 +48,16 @@ from ibcalc.cli.options import (
     plot_target,
     protocol_of,
     selection_of,
+    typed,
 )
 from ibcalc.cli.output import run_inputs
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, DType
-from ibcalc.errors import IbcalcError
+from ibcalc.errors import FieldError, IbcalcError
 from ibcalc.facade import estimate, parse_collective, parse_dtype
 from ibcalc.render.console import Format, render_estimate, render_sweep, sweep_notes
 from ibcalc.textsafe import printable
-from ibcalc.units import parse_size
+from ibcalc.units import format_size, parse_size
 
 if TYPE_CHECKING:
     from ibcalc.sweep import SweepResult
@@ -160,6 +161,7 @@ CollectiveArg = Annotated[
 @guard
 @cluster_options(*ESTIMATE_FIELDS, own={"inter"})
 def sweep_command(
+    ctx: typer.Context,
     collective: CollectiveArg,
     *,
     begin: MinBytesOpt = "8",
@@ -204,12 +206,10 @@ def sweep_command(
         # been refused, a review), but not text that is no size (-i hello, nan: review CU)
         else parse_size(step, what=FIELD_FLAGS["step_bytes"], allow_zero=factor != 1)
     )
-    sizes = sweep_sizes(
-        parse_size(begin, what=FIELD_FLAGS["min_bytes"]),
-        parse_size(end, what=FIELD_FLAGS["max_bytes"]),
-        factor,
-        step_bytes if factor == 1 else None,
-    )
+    low = parse_size(begin, what=FIELD_FLAGS["min_bytes"])
+    high = parse_size(end, what=FIELD_FLAGS["max_bytes"])
+    _ends_in_order(ctx, low, high)
+    sizes = sweep_sizes(low, high, factor, step_bytes if factor == 1 else None)
     if step_bytes is not None and factor != 1:
         say_wrapped(
             f"note: --stepbytes ignored: -f {factor} multiplies each size, as nccl-tests does"
@@ -260,6 +260,31 @@ def sweep_command(
     _csv_notes(result, fmt)
     said = printable(path)
     say_wrapped(f"plot written to {said}", said)
+
+
+def _ends_in_order(ctx: typer.Context, low: float, high: float) -> None:
+    """Refuse -e below -b saying which of the two the user left at its default: ``-b 16G``
+    alone had read "--maxbytes 8 GiB is smaller than --minbytes 16 GiB", a -e never typed.
+    Two typed ends are left to :func:`~ibcalc.sweep.sweep_sizes`' own refusal."""
+    if high >= low:
+        return
+    # field: (the command's parameter, its short flag, the size)
+    ends = {
+        "max_bytes": ("end", "-e", format_size(high)),
+        "min_bytes": ("begin", "-b", format_size(low)),
+    }
+    untyped = [field for field, (name, _, _) in ends.items() if not typed(ctx, name)]
+    if not untyped:
+        return
+    said = {
+        field: f"{{{field}}} {size}" + (" (its default)" if field in untyped else "")
+        for field, (_, _, size) in ends.items()
+    }
+    _, flag, _ = ends[untyped[0]]
+    raise FieldError(
+        f"{said['max_bytes']} is smaller than {said['min_bytes']}: give {flag}",
+        field=untyped[0],
+    )
 
 
 def _csv_notes(result: SweepResult, fmt: str) -> None:

@@ -80,6 +80,7 @@ __all__ = [
     "plot_target",
     "protocol_of",
     "selection_of",
+    "typed",
 ]
 
 R = TypeVar("R")
@@ -521,10 +522,16 @@ _CONTEXT = "_ibcalc_context"
 def _given(ctx: typer.Context | None, field: str, value: Any) -> bool:
     """Whether the option of ``field`` was given: by the command line (or the environment),
     whatever its value; without a context (a direct call), when it is not the default."""
-    source = ctx.get_parameter_source(field) if ctx is not None else None
-    if source is None:
+    if ctx is None or ctx.get_parameter_source(field) is None:
         return bool(value != ClusterSpec.model_fields[field].default)
-    return source.name not in ("DEFAULT", "DEFAULT_MAP")
+    return typed(ctx, field)
+
+
+def typed(ctx: typer.Context, name: str) -> bool:
+    """Whether the command line (or the environment) gave the option of parameter ``name``,
+    whatever its value, rather than its default leaving it so."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
 def fabrics_of(inter: str | None) -> list[str]:
