@@ -582,6 +582,44 @@ def test_an_option_given_twice_is_refused(
     assert _refused(argv, capsys)[1] == f"error: {line}\n"
 
 
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        # the alias typed is the name said (a review: --fabric had been told --inter)
+        (
+            ["sweep", "allreduce", "--fabric", ","],
+            "--fabric ',' names no link (e.g. --fabric ndr,hdr; see 'ibcalc sweep --help')",
+        ),
+        (
+            ["sweep", "allreduce", "--inter", ","],
+            "--inter ',' names no link (e.g. --inter ndr,hdr; see 'ibcalc sweep --help')",
+        ),
+        (
+            ["allreduce", "-s", "1G", "--fabric=nvlink4"],
+            "--fabric nvlink4 is a scale-up link; use a scale-out link",
+        ),
+        # a workload command renders its refusal with its own names, the alias among them
+        (
+            ["train", "--model", "llama3-8b", "--fabric", "nvlink4"],
+            "--fabric nvlink4 is a scale-up link; use a scale-out link",
+        ),
+        (
+            ["train", "--model", "llama3-8b", "--inter", "nvlink4"],
+            "--inter nvlink4 is a scale-up link; use a scale-out link",
+        ),
+        # --no-sharp is not an alias of --sharp: a field stays named by the option's first name
+        (
+            ["allreduce", "-s", "1G", "--no-sharp", "--fabric", "nvlink4"],
+            "--fabric nvlink4 is a scale-up link; use a scale-out link",
+        ),
+    ],
+)
+def test_a_refusal_names_the_alias_typed(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _refused(argv, capsys)[1] == f"error: {line}\n"
+
+
 def test_options_that_take_several_values_may_repeat(capsys: pytest.CaptureFixture[str]) -> None:
     # --cost-params and --catalogue take a file per use: two builtin-equivalent overrides
     params = Path(__file__).parents[2] / "data" / "cost_params.yaml"

@@ -210,6 +210,9 @@ class LazyGroup(typer.core.TyperGroup):
         #: the long name of each option spelling of the command named (parse_args), for the
         #: refusals of their values while it runs (invoke)
         self._options: dict[str, str] = {}
+        #: the alias typed for an option of the command named (parse_args), by the option's
+        #: first long name (``--inter``: ``--fabric``), for the errors naming it (invoke)
+        self._typed: dict[str, str] = {}
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)
@@ -232,6 +235,7 @@ class LazyGroup(typer.core.TyperGroup):
             if sub is not None:
                 self._named = f"{name} {sub}"
             options = self._options = _long_names(self.commands[name])
+            self._typed = _aliases_typed(self.commands[name], rest)
             try:
                 refuse_unplain_numbers(rest, options)
                 refuse_repeated_options(self.commands[name], args[args.index(name) + 1 :])
@@ -251,7 +255,7 @@ class LazyGroup(typer.core.TyperGroup):
                 return super().invoke(ctx)
             assert name is not None
             # the command's own refusals of its options' values get its --help hint
-            with running(f"{ctx.command_path} {name}", self._options):
+            with running(f"{ctx.command_path} {name}", self._options, self._typed):
                 return super().invoke(ctx)
         except typer.TyperException as exc:
             # the toolkit raises a value missing after an option ('allreduce -s') from the
@@ -371,6 +375,25 @@ def _long_names(command: Any) -> dict[str, str]:
     for inner in (getattr(command, "commands", None) or {}).values():
         names.update(_long_names(inner))
     return names
+
+
+def _aliases_typed(command: Any, args: Sequence[str]) -> dict[str, str]:
+    """The further long names of options of ``command`` (or of a group's commands) typed in
+    ``args``, each by its option's first long name: ``--fabric ndr`` -> ``{"--inter":
+    "--fabric"}``. (An option is given once: :func:`refuse_repeated_options`.)"""
+    first: dict[str, str] = {}
+    for inner in [command, *(getattr(command, "commands", None) or {}).values()]:
+        for param in inner.params:
+            longs = [n for n in getattr(param, "opts", ()) if n.startswith("--")]
+            first.update(dict.fromkeys(longs[1:], longs[0] if longs else ""))
+    typed: dict[str, str] = {}
+    for arg in args:
+        if arg == "--":
+            break
+        spelling = arg.partition("=")[0]
+        if spelling in first:
+            typed[first[spelling]] = spelling
+    return typed
 
 
 def refuse_repeated_options(command: Any, args: Sequence[str]) -> None:

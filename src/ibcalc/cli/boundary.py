@@ -41,7 +41,7 @@ import contextlib
 import functools
 import os
 import sys
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from enum import Enum
@@ -60,6 +60,7 @@ __all__ = [
     "NOT_PLAIN",
     "SIGPIPE_EXIT",
     "CliUsageError",
+    "as_typed",
     "boundary",
     "guard",
     "quiet_stdout",
@@ -175,16 +176,23 @@ class CliUsageError(IbcalcError):
     """Input only the command line can judge: options that do not go together."""
 
 
-#: The command running, its path (``ibcalc sweep``) and its options' spellings: set by the root
-#: group while the command runs (:func:`running`), read by :func:`_fail`.
-_RUNNING: ContextVar[tuple[str, frozenset[str]] | None] = ContextVar("_RUNNING", default=None)
+#: The command running, its path (``ibcalc sweep``), its options' spellings and the aliases
+#: typed for them (``{"--inter": "--fabric"}``): set by the root group while the command runs
+#: (:func:`running`), read by :func:`_fail` and :func:`as_typed`.
+_RUNNING: ContextVar[tuple[str, frozenset[str], Mapping[str, str]] | None] = ContextVar(
+    "_RUNNING", default=None
+)
 
 
 @contextmanager
-def running(path: str, options: Collection[str]) -> Iterator[None]:
+def running(
+    path: str, options: Collection[str], typed: Mapping[str, str] | None = None
+) -> Iterator[None]:
     """While the command ``path`` (``ibcalc sweep``), whose options are spelled ``options``,
-    runs: a refusal of one of their values gets its ``--help`` hint (:func:`with_help_hint`)."""
-    token = _RUNNING.set((path, frozenset(options)))
+    runs: a refusal of one of their values gets its ``--help`` hint (:func:`with_help_hint`),
+    and a field is named by the alias typed for its option (``typed``: ``--inter`` ->
+    ``--fabric``)."""
+    token = _RUNNING.set((path, frozenset(options), dict(typed or {})))
     try:
         yield
     finally:
@@ -205,7 +213,8 @@ def with_help_hint(line: str, path: str, options: Collection[str]) -> str:
 def _fail(lines: Sequence[str], into: list[str] | None = None) -> NoReturn:
     command = _RUNNING.get()
     if command is not None:
-        lines = [with_help_hint(line, *command) for line in lines]
+        path, options, _ = command
+        lines = [with_help_hint(line, path, options) for line in lines]
     say_errors(lines)
     if into is not None:
         into.extend(lines)  # a report keeps them all
@@ -427,6 +436,15 @@ def _format_choice(exc: typer.TyperException, option: object) -> str | None:
     return None
 
 
+def as_typed(names: Mapping[str, str]) -> dict[str, str]:
+    """``names`` (fields to flags, :data:`FIELD_FLAGS`) with the alias the command line typed
+    for an option in the option's place, for a refusal: ``--fabric ,`` had been told "--inter
+    ',' names no link"."""
+    command = _RUNNING.get()
+    typed = command[2] if command is not None else {}
+    return {field: typed.get(flag, flag) for field, flag in names.items()}
+
+
 @contextmanager
 def boundary(into: list[str] | None = None) -> Iterator[None]:
     """Turn bad input into ``error:`` lines on stderr and ``typer.Exit(2)``; let the rest pass.
@@ -434,7 +452,7 @@ def boundary(into: list[str] | None = None) -> Iterator[None]:
     try:
         yield
     except FieldError as exc:
-        _fail([exc.render(FIELD_FLAGS)], into)
+        _fail([exc.render(as_typed(FIELD_FLAGS))], into)
     except InputFileError as exc:
         # every problem of the file, one line each (report all, not the first)
         _fail([str(problem) for problem in exc.problems] or [str(exc)], into)

@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
-from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, boundary, guard, say, say_wrapped
+from ibcalc.cli.boundary import (
+    FIELD_FLAGS,
+    CliUsageError,
+    as_typed,
+    boundary,
+    guard,
+    say,
+    say_wrapped,
+)
 from ibcalc.cli.numbers import range_words, real
 from ibcalc.cli.options import (
     FORMAT_TABLE,
@@ -492,7 +500,7 @@ def calibrate_command(
     except FieldError as exc:
         # a refusal's advice names the design's keys where they set a field ('re-run without
         # r.yaml's system', as nccl-check says; it had said 're-run without --system')
-        raise FieldError(exc.render(names), field=exc.field) from None
+        raise FieldError(exc.render(as_typed(names)), field=exc.field) from None
     written: list[Path] = []
     to_stdout = output is not None and _is_stdout(output)
     # an earlier run's constants beside -o, which write_override removes with --force where

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard
+from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, as_typed, guard
 from ibcalc.cli.numbers import field_count, field_number, measured, measured_option
 from ibcalc.cli.options import (
     FORMAT_TABLE,
@@ -370,7 +370,7 @@ def train_command(
         resolved, layout = fit_cluster(cat, spec, tp=tp, pp=pp, dp=dp, ep=ep, cp=cp)
     except FieldError as exc:
         # a design's nodes are the file's, not --nodes (which --design refuses)
-        raise CliUsageError(exc.render(design_error_names(names, design))) from None
+        raise CliUsageError(exc.render(as_typed(design_error_names(names, design)))) from None
     job = TrainSpec(
         model=spec_model,
         parallel=layout,
