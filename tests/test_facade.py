@@ -102,6 +102,13 @@ def test_dtype_names_are_case_insensitive() -> None:
         ("fp33", "(did you mean fp32?)"),
         ("float128", "(did you mean float32?)"),
         ("int4", "(did you mean int64?)"),
+        # a width in bits the types have: a type of that width, of the kind named (a review:
+        # float8 had been offered float, which is fp32)
+        ("float8", "(did you mean fp8?)"),
+        ("half8", "(did you mean fp8?)"),
+        ("double32", "(did you mean fp32?)"),
+        ("flaot16", "(did you mean float16?)"),
+        ("uint8_t", "(did you mean uint8?)"),
         ("", "(use one of bf16, bfloat16, "),  # nothing to be close to: the valid names
     ],
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -85,6 +86,7 @@ __all__ = [
     "CollectivePlan",
     "QuickEstimate",
     "as_collective",
+    "dtype_suggestions",
     "effective_size",
     "estimate",
     "estimate_many",
@@ -106,12 +108,45 @@ def parse_dtype(dtype: DType | str) -> DType:
     try:
         return DType.parse(dtype)
     except ValueError:
-        close = suggest(str(dtype), DType.names(), n=1) if str(dtype).strip() else []
+        close = dtype_suggestions(dtype, n=1)
         if close:
             hint = f"did you mean {' or '.join(close)}?"
         else:
             hint = f"use one of {', '.join(DType.names())}"
         raise UnitError(f"unknown dtype {shown(dtype)} ({hint})") from None
+
+
+#: Bit widths an element type's name may carry (``float8``, ``int64``).
+_DTYPE_WIDTHS = frozenset(t.bytes * 8 for t in DType)
+
+
+def dtype_suggestions(name: str, n: int = 3) -> list[str]:
+    """The element type names closest to ``name``, at most ``n``: where it carries a width in
+    bits that types have, the types of that width first, of its kind where it says one (int,
+    or float: ``f``, ``half``, ``double``, ``bf``), the members before nccl-tests' spellings
+    ('float8' had been offered float, which is fp32: it is fp8; 'half8' fp8, not half); else
+    the closest of all the names in their sorted order ('fp33': fp32, 'int4': int64, 'fp':
+    fp16). None for a blank name."""
+    key = name.strip().lower()
+    if not key:
+        return []
+    members = [t.value for t in DType]
+    names = members + [spelt for spelt in DType.names() if spelt not in members]
+    digits = re.search(r"\d{1,3}", key)
+    width = int(digits.group()) if digits is not None else None
+    same: list[str] = []
+    if width in _DTYPE_WIDTHS:
+        integer = "int" in key
+        floating = not integer and any(word in key for word in ("f", "half", "double", "bf"))
+        same = [
+            spelt
+            for spelt in names
+            if (kind := DType.parse(spelt)).bytes * 8 == width
+            and (not integer or "int" in kind.value)
+            and (not floating or "int" not in kind.value)
+        ]
+    ranked = suggest(key, same, n=n) + same if same else suggest(key, DType.names(), n=n)
+    return list(dict.fromkeys(ranked))[:n]
 
 
 def _choice(

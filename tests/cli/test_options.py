@@ -143,6 +143,9 @@ def test_unknown_dtype_suggests_the_closest_or_lists_the_names() -> None:
     result = runner.invoke(app, ["allreduce", "--size", "1GB", "-d", "fp33"])
     assert result.exit_code == 2
     assert result.stderr == "error: unknown dtype 'fp33' (did you mean fp32?)\n"
+    # a width in the name: fp8, not float (fp32; a review)
+    result = runner.invoke(app, ["allreduce", "--size", "1GB", "-d", "float8"])
+    assert result.stderr == "error: unknown dtype 'float8' (did you mean fp8?)\n"
     result = runner.invoke(app, ["allreduce", "--size", "1GB", "-d", "zzz"])
     assert result.exit_code == 2
     assert result.stderr.startswith("error: unknown dtype 'zzz' (use one of ")

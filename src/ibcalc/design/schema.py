@@ -20,7 +20,6 @@ Choices (docs/architecture.md#design-choices):
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable
@@ -571,7 +570,9 @@ class CollectiveTarget(_NullIsOmitted):
         try:
             return DType.parse(value).value
         except ValueError:
-            close = difflib.get_close_matches(value.lower(), DType.names(), n=3)
+            from ibcalc.facade import dtype_suggestions
+
+            close = dtype_suggestions(value)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise ValueError(f"unknown dtype {shown(value)}{hint}") from None
 
