@@ -950,6 +950,24 @@ def test_format_slowdown_never_reads_a_slowdown_as_none(factor: float, text: str
     assert format_slowdown(factor) == text
 
 
+@pytest.mark.parametrize(
+    ("factor", "text"),
+    [
+        (1.0, "1"),
+        (2.0, "2"),
+        (15 / 8, "1.875"),  # 2 (n - 1) / n on 16 ranks
+        (2 / 3, "0.6667"),  # four figures, as before
+        (1 - 1 / 800_000, "0.999999"),  # had read 1
+        (2 * (1 - 1 / 800_000), "1.999998"),  # had read 2
+        (2 * (1 - 1 / 10**7), "1.9999998"),
+    ],
+)
+def test_format_factor_never_reads_whole_where_the_factor_is_not(factor: float, text: str) -> None:
+    from ibcalc.units import format_factor
+
+    assert format_factor(factor) == text
+
+
 def test_a_size_or_distance_unit_matched_only_by_unicode_case_folding_is_not_understood() -> None:
     """The Kelvin sign folds to k under re.IGNORECASE: '1 <Kelvin>B' had read as 1 KB and
     '8 <Kelvin>m' as 8 km (a review); only ASCII letters name a unit."""

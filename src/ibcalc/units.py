@@ -42,6 +42,7 @@ __all__ = [
     "fixed",
     "format_bandwidth",
     "format_count",
+    "format_factor",
     "format_number",
     "format_oversubscription",
     "format_oversubscription_apart",
@@ -819,6 +820,19 @@ def format_slowdown(value: float) -> str:
     # rounded: its trailing zeros kept, as format_oversubscription keeps them (2.002 had read
     # 'x2 slower' beside 'oversubscription 2.00:1')
     return f"{value:#.{digits}g}".rstrip(".")
+
+
+def format_factor(value: float) -> str:
+    """nccl-tests' busbw factor as an estimate prints it (``busbw = algbw x 1.875``): four
+    significant figures, more where they would read as a whole number the factor is not.
+    ``:.4g`` had printed an all-to-all's (n - 1) / n on 800,000 ranks, 0.99999875, as ``1`` and
+    an all-reduce's 1.9999975 there as ``2``; they are ``0.999999`` and ``1.999998``."""
+    digits = 4
+    text = f"{value:.{digits}g}"
+    while float(text).is_integer() and float(text) != value and digits < 17:
+        digits += 1
+        text = f"{value:.{digits}g}"
+    return text
 
 
 def format_share(value: float, limits: tuple[float, ...] = (1.0,)) -> str:

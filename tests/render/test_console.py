@@ -139,6 +139,24 @@ def test_table_states_the_busbw_factor(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "busbw 300 GB/s [busbw = algbw x 1.875]" in _table(ESTIMATE, monkeypatch)
 
 
+@pytest.mark.parametrize(
+    ("collective", "factor"),
+    [
+        # 800,000 ranks: an all-reduce's 2 (n - 1) / n = 1.9999975, an all-to-all's (n - 1) / n
+        # = 0.99999875; four figures had printed them as 2 and 1 (a review)
+        (Collective.ALL_REDUCE, "1.999998"),
+        (Collective.ALL_TO_ALL, "0.999999"),
+        (Collective.BROADCAST, "1"),  # exactly 1
+    ],
+)
+def test_a_busbw_factor_not_whole_never_reads_whole(
+    collective: Collective, factor: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    est = ESTIMATE.model_copy(update={"collective": collective, "nodes": 100_000, "ranks": 800_000})
+    (line,) = [line for line in _table(est, monkeypatch) if line.startswith("busbw ")]
+    assert line.endswith(f"[busbw = algbw x {factor}]")
+
+
 def _json(est: Estimate) -> dict[str, object]:
     out = io.StringIO()
     render_estimate(est, Format.JSON, names=NAMES, stream=out)

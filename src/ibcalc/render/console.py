@@ -45,6 +45,7 @@ from ibcalc.render.words import LINK_KEYS, allreduce_words, links_words
 from ibcalc.units import (
     GB,
     format_bandwidth,
+    format_factor,
     format_number,
     format_ratio,
     format_size,
@@ -406,7 +407,7 @@ def _estimate_table(
         busbw_text += f" ({span(est.busbw_Bps_range, busbw_text, scale=1e9)})"
     if est.best.equivalent_busbw:
         busbw_text += "  equivalent, not a wire rate"
-    table.add_row("busbw", f"{busbw_text}  [busbw = algbw x {factor:.4g}]")
+    table.add_row("busbw", f"{busbw_text}  [busbw = algbw x {format_factor(factor)}]")
     table.add_row("algorithm", f"{est.best.algorithm.value} / {est.best.protocol.value}")
     table.add_row("bottleneck", est.best.bottleneck)
     table.add_row("terms", _terms_text(est.best))
