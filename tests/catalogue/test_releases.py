@@ -129,6 +129,17 @@ def test_outside_the_table_the_builtin_constants_stay(version: str, words: str) 
     assert words in params.origins[-1]
 
 
+def test_a_release_older_than_the_table_is_said_plainly() -> None:
+    """The label had read "NCCL 2.30.7's are used, and held out such runs are predicted
+    worse", a sentence to read twice (a review)."""
+    label = for_release(builtin_cost_params(), "2.17").origins[-1]
+    assert label.startswith(
+        "NCCL 2.17 is older than 2.18.3, the oldest release whose tuner constants ibcalc has "
+        "read: NCCL 2.30.7's are used; runs of releases this old are predicted worse (held "
+        "out: docs/model.md#accuracy-by-nccl-release)"
+    )
+
+
 _COLLNETS = {Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN}  # 2.6.4
 _SEND_RECV = {Algorithm.PAIRWISE, Algorithm.P2P}  # 2.7.3
 _PXN_ON = {Algorithm.PXN, Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}  # 2.12.7 on

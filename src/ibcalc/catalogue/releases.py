@@ -200,8 +200,8 @@ def for_release(params: CostParams, version: str) -> CostParams:
     if wanted < known[0].version:
         label = (
             f"NCCL {number} is older than {known[0].name}, the oldest release whose tuner "
-            f"constants ibcalc has read: NCCL {builtin}'s are used, and held out such runs are "
-            "predicted worse (docs/model.md#accuracy-by-nccl-release)"
+            f"constants ibcalc has read: NCCL {builtin}'s are used; runs of releases this old "
+            "are predicted worse (held out: docs/model.md#accuracy-by-nccl-release)"
         )
     elif (wanted[:2] > last[:2]) if wanted[2] == _ANY_PATCH else (wanted > last):
         label = (
