@@ -572,7 +572,7 @@ class CollectiveTarget(_NullIsOmitted):
         except ValueError:
             from ibcalc.facade import dtype_suggestions
 
-            close = dtype_suggestions(value)
+            close = dtype_suggestions(value, n=1)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise ValueError(f"unknown dtype {shown(value)}{hint}") from None
 
