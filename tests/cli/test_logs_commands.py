@@ -839,6 +839,37 @@ def test_calibrate_json() -> None:
     assert data["fitted_on"] == datetime.date.today().isoformat()
 
 
+def test_calibrate_json_lists_the_files_it_could_not_read(tmp_path: Path) -> None:
+    """calibrate --format json with a missing file, a directory and a binary file beside a
+    readable log printed nothing (the errors on stderr alone), where nccl-check lists them under
+    `errors`: the report now has the same `errors`, one per file as stderr words it, the fit's
+    keys empty (nothing is fitted), exit 2 as documented; a fitted report has `errors: []`."""
+    missing, binary = tmp_path / "missing.txt", tmp_path / "bin.log"
+    binary.write_bytes(b"\x00\x01\xff")
+    good = str(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt")
+    code, out, err = run(
+        "calibrate", str(missing), good, str(tmp_path), str(binary), "--format", "json"
+    )
+    assert code == 2
+    data = json.loads(out)
+    messages = [
+        f"{missing}: no such file",
+        f"{tmp_path}: is a directory, not a file",
+        f"{binary}: binary data, not an nccl-tests log",
+    ]
+    sources = [str(missing), str(tmp_path), str(binary)]
+    assert data["errors"] == [
+        {"source": s, "message": m} for s, m in zip(sources, messages, strict=True)
+    ]
+    assert err == "".join(f"error: {m}\n" for m in messages)
+    assert (data["parameters"], data["runs"], data["rows"], data["written"]) == ([], [], 0, [])
+    assert data["schema"] == "ibcalc-calibration/2"
+    code, fitted, _ = run("calibrate", good, "--format", "json")
+    assert code == 0
+    assert list(json.loads(fitted)) == list(data)
+    assert json.loads(fitted)["errors"] == []
+
+
 def test_calibrate_header_labels_its_date_as_the_fits() -> None:
     """The header's date is today's, the fit's: 'calibration fitted 2026-12-07 on X'; 'calibration
     on X (2026-12-07)' had read as the date of the run calibrated from."""

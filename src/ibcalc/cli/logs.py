@@ -128,6 +128,24 @@ def _distinct(logs: list[LogInput]) -> list[LogInput]:
     return kept
 
 
+def _read_logs(files: list[str]) -> tuple[list[LogInput], list[dict[str, str]]]:
+    """The logs of ``files`` that can be read (:func:`_distinct`), and each error line of those
+    that cannot (source and message, as stderr has them) for a JSON report: each file is read
+    inside its own boundary, so every unreadable one is named (its line printed on stderr)."""
+    from ibcalc.logs import read_log
+
+    logs: list[LogInput] = []
+    errors: list[dict[str, str]] = []
+    for path in files:
+        lines: list[str] = []
+        try:
+            with boundary(lines):
+                logs.append(read_log(path, stdin=_stdin(path)))
+        except typer.Exit:
+            errors += [{"source": str(path), "message": line} for line in lines]
+    return _distinct(logs), errors
+
+
 def _is_stdout(path: Path) -> bool:
     """True when ``path`` is the file stdout writes to (``-o /dev/stdout``, a terminal)."""
     try:
@@ -192,7 +210,6 @@ def nccl_check(
     prices, or a rank count the log does not give).
     """
     from ibcalc.facade import parse_collective, parse_dtype
-    from ibcalc.logs import read_log
     from ibcalc.logs.check import check_log
     from ibcalc.logs.results import BANDWIDTH_MIN_BYTES
     from ibcalc.render.logs import plot_check, render_check_report
@@ -211,21 +228,8 @@ def nccl_check(
     inputs = run_inputs(files, catalogue, cost_params, design)
     target = plot_target(plot, inputs)
     checks: list[RunCheck] = []
-    unreadable = False
-    logs: list[LogInput] = []
-    # each file's error lines, for a JSON report (it had printed an empty, passing-looking
-    # report for a file that does not exist, the error on stderr alone)
-    errors: list[dict[str, str]] = []
-    for path in files:
-        # each file inside its own boundary: the others are still checked, and the exit is 2
-        lines: list[str] = []
-        try:
-            with boundary(lines):
-                logs.append(read_log(path, stdin=_stdin(path)))
-        except typer.Exit:
-            unreadable = True
-            errors += [{"source": str(path), "message": line} for line in lines]
-    logs = _distinct(logs)
+    logs, errors = _read_logs(files)
+    unreadable = bool(errors)
     rows = [r for log in logs for run in log.parsed.runs for r in run.rows]
     # a gate that would judge nothing must not pass (as check refuses a design without
     # requirements): refused before any work or report
@@ -238,7 +242,7 @@ def nccl_check(
             "--min-efficiency would judge nothing: no run has a row of 64 MiB or more"
         )
     for log in logs:
-        lines = []
+        lines: list[str] = []
         try:
             with boundary(lines):
                 checks += check_log(
@@ -459,7 +463,6 @@ def calibrate_command(
     a file (use --force; an input is never overwritten).
     """
     from ibcalc.facade import parse_collective
-    from ibcalc.logs import read_log
     from ibcalc.logs.calibrate import (
         calibrate_logs,
         check_override_target,
@@ -467,7 +470,7 @@ def calibrate_command(
         special_target_refusal,
         write_override,
     )
-    from ibcalc.render.logs import render_calibration_report
+    from ibcalc.render.logs import render_calibration_report, render_unfitted_calibration
 
     # every file the run reads (logs, --catalogue, --cost-params, --design and the files the
     # environment names) is an input an override must never replace; a log given twice would
@@ -486,7 +489,14 @@ def calibrate_command(
     # a design file's values are listed as the design's, not as flags (as nccl-check lists them)
     spec, origins, names = design_origins(cluster, design, cat)
     coll = parse_collective(collective) if collective is not None else None
-    logs = _distinct([read_log(path, stdin=_stdin(path)) for path in files])
+    logs, errors = _read_logs(files)
+    if errors:
+        # nothing is fitted on the rest (a fit without a file's runs is not the one asked for),
+        # but a JSON report still says which files could not be read, as nccl-check's does (it
+        # had printed nothing, the errors on stderr alone)
+        if fmt == "json":
+            emit(render_unfitted_calibration(files, errors), None)
+        raise typer.Exit(2)
     try:
         result = calibrate_logs(
             logs,

@@ -959,8 +959,38 @@ def render_calibration_report(
     written: Sequence[str | os.PathLike[str]] = (),
 ) -> str:
     """The calibration as tables, or its JSON (``fmt`` json), whose ``written`` lists the files
-    the run wrote (empty without ``-o``; the table's run says them on stderr)."""
+    the run wrote (empty without ``-o``; the table's run says them on stderr) and ``errors``
+    the files that could not be read (none here: see :func:`render_unfitted_calibration`)."""
     if fmt == "json":
-        data = {**calibration_dict(calibration, names=names), "written": list(map(str, written))}
+        data = {
+            **calibration_dict(calibration, names=names),
+            "errors": [],
+            "written": list(map(str, written)),
+        }
         return json.dumps(data, indent=2) + "\n"
     return render_calibration(calibration, names=names)
+
+
+def render_unfitted_calibration(inputs: Sequence[str], errors: Sequence[Mapping[str, str]]) -> str:
+    """The JSON of a calibration that fitted nothing because files could not be read: the keys
+    of :func:`render_calibration_report`'s, the fit's empty (its figures null), and ``errors``
+    as ``nccl-check --format json`` lists them (source and message, as on stderr)."""
+    data: dict[str, Any] = {
+        "schema": "ibcalc-calibration/2",
+        "inputs": list(inputs),
+        "fitted_on": None,
+        "parameters": [],
+        "undetermined": [],
+        "runs": [],
+        "rows": 0,
+        "rms_before": None,
+        "rms_after": None,
+        "rms_written": None,
+        "assumptions": [],
+        "warnings": [],
+        "link_entries": [],
+        "cost_entries": {},
+        "errors": [dict(e) for e in errors],
+        "written": [],
+    }
+    return json.dumps(data, indent=2) + "\n"
