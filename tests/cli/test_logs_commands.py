@@ -870,6 +870,34 @@ def test_calibrate_json_lists_the_files_it_could_not_read(tmp_path: Path) -> Non
     assert json.loads(fitted)["errors"] == []
 
 
+def test_a_value_written_from_few_rows_says_it_is_written(tmp_path: Path) -> None:
+    """Sweep 13's copy writes nvlink4-mesh4.efficiency 0.824 -> 0.753 (+- 0.0175) from its 2
+    large rows; its note had read "only 2 rows" under the row above's "...: not written", as if
+    it were the reason this one was not written either. It now reads "written; fitted on only 2
+    rows", and a value from 2 rows that is not written keeps its reason and the row count."""
+    from ibcalc.logs.calibrate import calibrate_logs
+    from ibcalc.logs.parse import read_log
+    from ibcalc.render.logs import render_calibration
+
+    log = SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"
+    out = tmp_path / "site.yaml"
+    code, text, _ = run("calibrate", str(log), "-o", str(out))
+    assert code == 0
+    line = next(x for x in text.splitlines() if x.startswith("nvlink4-mesh4.efficiency"))
+    assert " ".join(line.split()[1:]) == "0.824 0.753 0.0175 2 written; fitted on only 2 rows"
+    assert "efficiency: 0.753" in out.read_text(encoding="utf-8")
+    cal = calibrate_logs([read_log(str(log))])
+    kept = [
+        p.model_copy(update={"value": p.before + 0.02}) if p.rows == 2 else p
+        for p in cal.parameters
+    ]
+    shown = render_calibration(cal.model_copy(update={"parameters": kept}))
+    line = next(x for x in shown.splitlines() if x.startswith("nvlink4-mesh4.efficiency"))
+    # 0.02 is 1.1 standard errors from 0.824: not written
+    note = "< 2 std. err.: not written; fitted on only 2 rows"
+    assert " ".join(line.split()[1:]) == f"0.824 0.844 0.0175 2 {note}"
+
+
 def test_calibrate_header_labels_its_date_as_the_fits() -> None:
     """The header's date is today's, the fit's: 'calibration fitted 2026-12-07 on X'; 'calibration
     on X (2026-12-07)' had read as the date of the run calibrated from."""

@@ -32,9 +32,11 @@ from ibcalc.listing import listed
 from ibcalc.logs.calibrate import (
     SIGNIFICANT_ERRORS,
     Calibration,
+    FittedParameter,
     bound_text,
     changed,
     significant,
+    written,
 )
 from ibcalc.logs.results import (
     GIVEN,
@@ -735,9 +737,19 @@ def _fold_words(text: str, width: int) -> str:
     )
 
 
-#: Fewer fitted rows than this get "only N rows" beside their standard error, which then rests
-#: on one or two degrees of freedom.
+#: Fewer fitted rows than this get "fitted on only N rows" beside their standard error, which
+#: then rests on one or two degrees of freedom.
 _FEW_ROWS = 3
+
+
+def _few_rows(p: FittedParameter) -> str:
+    """The note of a value fitted on fewer than :data:`_FEW_ROWS` rows ('' for more): a value
+    written says so first, since a bare "only 2 rows" after a row's "not written" had read as
+    the reason this one was not written either."""
+    if not 0 < p.rows < _FEW_ROWS:
+        return ""
+    few = f"fitted on only {plural(p.rows, 'row')}"
+    return f"written; {few}" if written(p) else few
 
 
 #: Columns between two columns of calibrate's tables (box.SIMPLE_HEAD, pad_edge off): a space of
@@ -824,7 +836,7 @@ def render_calibration(
                         if changed(p)
                         else "the value in use, confirmed: not written"
                     ),
-                    f"only {plural(p.rows, 'row')}" if 0 < p.rows < _FEW_ROWS else "",
+                    _few_rows(p),
                 )
                 if t
             ),
