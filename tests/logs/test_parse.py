@@ -1548,3 +1548,30 @@ def test_a_quoted_failure_line_is_escaped_once() -> None:
         "bell.txt: no nccl-tests result rows found: line 1 says "
         "'Test NCCL failure common.cu:99 bell\\x07 tab\\there C:\\dir'"
     )
+
+
+def test_a_header_ngpus_the_device_list_contradicts_is_noted() -> None:
+    """Sweep 15's one-process-per-GPU log (8 Pids, one rank each) with its header edited to
+    nGpus 4 had been priced at 4 GPUs a process without a word. The header still wins (ranks in
+    containers may share a Pid), but where a Pid drives a number of ranks that is no multiple of
+    nThread x nGpus, which no container gives, a note names both counts and their lines."""
+    text = (SWEEPS / "15_allreduce_1node_8xA100-40GB_intranode.txt").read_text(encoding="utf-8")
+    edited = parse_log(text.replace("nGpus 1 ", "nGpus 4 ", 1), source="edited.txt").runs[0]
+    assert edited.gpus_per_process == 4
+    assert (
+        "the header's nGpus 4 (line 1) gives each process 4 ranks, but the device list (lines "
+        "4-11) shows 8 processes (Pids) for its 8 ranks, Pid 1235813 on a0048 driving 1: "
+        "processes in containers may share a Pid, never split one, so one of the two counts is "
+        "wrong; the expectation keeps the header's nGpus 4"
+    ) in edited.notes
+    # containers: all 8 ranks under "Pid 1" with nGpus 4 is two processes of 4; and the
+    # published logs as printed (one Pid for 8 GPUs under nGpus 8, sweep 01) say nothing
+    shared = text.replace("nGpus 1 ", "nGpus 4 ", 1)
+    for pid in range(1235813, 1235821):
+        shared = shared.replace(f"Pid {pid} ", "Pid 1 ")
+    for run in (
+        parse_log(shared, source="shared.txt").runs[0],
+        parse_file(SWEEPS / "01_allreduce_1node_8xMI355X_intranode-rccl.txt").runs[0],
+        parse_file(SWEEPS / "15_allreduce_1node_8xA100-40GB_intranode.txt").runs[0],
+    ):
+        assert not [n for n in run.notes if "device list" in n and "nGpus" in n]

@@ -205,6 +205,8 @@ class RunFacts:
     info_nranks_line: int = 0
     threads: int | None = None
     gpus_per_process: int | None = None
+    #: the header line that gave ``gpus_per_process`` (nGpus)
+    gpus_per_process_line: int = 0
     min_bytes: int | None = None
     max_bytes: int | None = None
     step_factor: int | None = None
@@ -660,6 +662,7 @@ class _Builder:
         blamed on 'a launcher, container or driver overhead'."""
         f = self.f
         if f.gpus_per_process is not None:
+            self._processes_split(f.gpus_per_process)
             return f.gpus_per_process
         if not f.devices or f.devices_elided or any(d.pid is None for d in f.devices):
             return None
@@ -678,6 +681,36 @@ class _Builder:
             f"{f.devices[-1].line})",
         )
         return per
+
+    def _processes_split(self, gpus: int) -> None:
+        """A note where the device list contradicts the header's nGpus in a way containers cannot
+        explain: a process drives nThread x nGpus ranks, and processes in containers may share a
+        Pid (rccl-tests' "Pid 1"), so a host's Pid holds a multiple of that; one holding fewer,
+        or a number that is not a multiple (8 Pids of one rank each under nGpus 4), is another
+        count of GPUs per process than the header's. The header's count is kept, as before."""
+        f = self.f
+        if (
+            not f.devices
+            or f.devices_elided
+            or f.from_json
+            or any(d.pid is None for d in f.devices)
+        ):
+            return
+        per_process = (f.threads or 1) * gpus
+        held = Counter((d.host, d.pid) for d in f.devices)
+        odd = [(key, n) for key, n in held.items() if n % per_process]
+        if not odd:
+            return
+        (host, pid), n = odd[0]
+        threads = f" x nThread {f.threads}" if (f.threads or 1) > 1 else ""
+        self.notes.append(
+            f"the header's nGpus {gpus}{threads} (line {f.gpus_per_process_line}) gives each "
+            f"process {plural(per_process, 'rank')}, but the device list (lines "
+            f"{f.devices[0].line}-{f.devices[-1].line}) shows {len(held)} processes (Pids) for "
+            f"its {plural(len(f.devices), 'rank')}, Pid {pid} on {host} driving {n}: processes "
+            "in containers may share a Pid, never split one, so one of the two counts is wrong; "
+            f"the expectation keeps the header's nGpus {gpus}"
+        )
 
     def gpu_model(self) -> str | None:
         names = Counter(d.name for d in self.f.devices if d.name)

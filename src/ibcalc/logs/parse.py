@@ -800,6 +800,7 @@ class _Reader:
         gpus = int(digits) if len(digits) <= 9 else 0
         if 1 <= gpus <= MAX_GPUS_PER_NODE:
             cur.gpus_per_process = gpus
+            cur.gpus_per_process_line = lineno
         else:
             # nGpus 0 had priced every launch as free (11 healthy rows of a 4 x H100 run read
             # 59 % low); a 20-digit count was cut to 999999999
