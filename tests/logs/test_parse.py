@@ -1575,3 +1575,27 @@ def test_a_header_ngpus_the_device_list_contradicts_is_noted() -> None:
         parse_file(SWEEPS / "15_allreduce_1node_8xA100-40GB_intranode.txt").runs[0],
     ):
         assert not [n for n in run.notes if "device list" in n and "nGpus" in n]
+
+
+def test_lines_a_tool_commented_again_are_read_as_nccl_tests_own() -> None:
+    """Sweep 10 with every '#' line made '##' (a tool that comments a pasted log again) had lost
+    its device list, header and trailer: the run was priced on a default node as truncated, the
+    notes silent on the prefix. The lines are read as nccl-tests' own, with a note naming them."""
+    text = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    plain = parse_log(text, source="plain.txt").runs[0]
+    again = parse_log(
+        "\n".join("#" + line if line.startswith("#") else line for line in text.split("\n")),
+        source="again.txt",
+    ).runs[0]
+    assert again.notes[0] == (
+        "17 lines (of lines 1-420) start '##' where nccl-tests prints '#' (a tool commented the "
+        "log again): read as nccl-tests' own '#' lines"
+    )
+    assert again.model_copy(update={"notes": again.notes[1:]}) == plain
+    assert (again.hosts, again.gpus_per_process, again.avg_busbw_GBps) == (
+        ["gcn151", "gcn154"],
+        1,
+        48.8121,
+    )
+    assert not again.truncated
+    assert not [n for n in plain.notes if "##" in n]

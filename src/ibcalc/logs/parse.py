@@ -9,6 +9,8 @@ Text logs are read line by line. Before a line is looked at:
   starts a line, the text in front of the first row found behind one (pdsh's ``node01: ``,
   ``mpiexec -l``'s ``[0] ``) is taken from every line that starts with it and the log is read
   again, with a note;
+* lines that start ``##`` (a log a tool commented again) are read as nccl-tests' ``#`` lines,
+  with a note naming them;
 * a whole result row that another process's output was written against without a line break
   (an ``NCCL INFO`` line in front of it or after it) is read from its own fields, with a note;
 * NCCL ``INFO``/``WARN``/``TRACE`` lines, UCX, PMIX and libfabric lines are skipped wherever they
@@ -39,7 +41,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -453,6 +455,17 @@ class _Reader:
         # a device-list line cut by another rank's output (its start, its line): completed
         # from the next line (:meth:`_cut_rank`)
         self.rank_head: tuple[str, int] | None = None
+        # lines that start '##' (a log a tool re-commented), read as nccl-tests' '#' lines
+        self.recommented: list[int] = []
+
+    def _recomment(self, s: str, lineno: int) -> str:
+        """``s`` with the '#' a tool put before nccl-tests' own taken away ('## nThread 1' reads
+        as '# nThread 1'), the line remembered for the run's note; other lines as they are."""
+        if not s.startswith("##"):
+            return s
+        if s.strip("#").strip() and (not self.recommented or self.recommented[-1] != lineno):
+            self.recommented.append(lineno)
+        return "#" + s.lstrip("#")
 
     # -- run boundaries -----------------------------------------------------------------------
     def _finish(self, next_line: int | None) -> None:
@@ -544,7 +557,7 @@ class _Reader:
         m = _MPI_PREFIX.match(line) or _POD_PREFIX.match(line)
         if m:
             line = line[m.end() :]
-        s = line.strip()
+        s = self._recomment(line.strip(), lineno)
         if not s:
             return
         self.fragment = None
@@ -571,7 +584,7 @@ class _Reader:
             if m:
                 rest = s[m.end() :].lstrip()
                 if rest.startswith("#") or _NUMBERS.match(rest) or "version" in rest:
-                    s = rest
+                    s = self._recomment(rest, lineno)
         if not s[0].isdigit() and not s.startswith("#") and self._glued_row(s, lineno):
             return
         if _is_noise(s):
@@ -1097,7 +1110,28 @@ def _read_text(lines: Iterable[str], source: str) -> tuple[list[Run], list[str]]
         runs = reader.finish()  # the last run finished is counted too
     except _OverCap as exc:
         raise exc.refusal(source, exc.line) from None
+    if reader.recommented:
+        runs = [_recommented_note(run, reader.recommented) for run in runs]
     return runs, reader.notes
+
+
+def _recommented_note(run: Run, lines: Sequence[int]) -> Run:
+    """``run`` with a note naming its lines that start '##' where nccl-tests prints '#', read as
+    its own (without them the device list, the header and the trailer had been lost, and the
+    run priced on a default node, the notes silent on why)."""
+    own = [n for n in lines if run.line_start <= n <= run.line_end]
+    if not own:
+        return run
+    where = (
+        f"line {own[0]} starts"
+        if len(own) == 1
+        else f"{len(own)} lines (of lines {own[0]}-{own[-1]}) start"
+    )
+    note = (
+        f"{where} '##' where nccl-tests prints '#' (a tool commented the log again): read as "
+        "nccl-tests' own '#' lines"
+    )
+    return run.model_copy(update={"notes": [note, *run.notes]})
 
 
 class _Unprefixed:
