@@ -870,6 +870,21 @@ def test_calibrate_json_lists_the_files_it_could_not_read(tmp_path: Path) -> Non
     assert json.loads(fitted)["errors"] == []
 
 
+def test_calibrate_json_names_unread_stdin_as_a_fit_names_it() -> None:
+    """Empty stdin: the report's `inputs` say '<stdin>', as a fitted report's do (it had said
+    '-'), and `errors` keeps the name given, '-', as nccl-check's does."""
+    code, out, _ = run("calibrate", "-", "--format", "json", stdin="")
+    assert code == 2
+    data = json.loads(out)
+    assert data["inputs"] == ["<stdin>"]
+    assert data["errors"] == [
+        {"source": "-", "message": "<stdin>: empty input, not an nccl-tests log"}
+    ]
+    log = (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text(encoding="utf-8")
+    code, out, _ = run("calibrate", "-", "--format", "json", stdin=log)
+    assert (code, json.loads(out)["inputs"]) == (0, ["<stdin>"])
+
+
 def test_a_value_written_from_few_rows_says_it_is_written(tmp_path: Path) -> None:
     """Sweep 13's copy writes nvlink4-mesh4.efficiency 0.824 -> 0.753 (+- 0.0175) from its 2
     large rows; its note had read "only 2 rows" under the row above's "...: not written", as if

@@ -470,6 +470,7 @@ def calibrate_command(
         special_target_refusal,
         write_override,
     )
+    from ibcalc.logs.parse import STDIN, STDIN_LABEL
     from ibcalc.render.logs import render_calibration_report, render_unfitted_calibration
 
     # every file the run reads (logs, --catalogue, --cost-params, --design and the files the
@@ -495,7 +496,9 @@ def calibrate_command(
         # but a JSON report still says which files could not be read, as nccl-check's does (it
         # had printed nothing, the errors on stderr alone)
         if fmt == "json":
-            emit(render_unfitted_calibration(files, errors), None)
+            # the inputs named as a fitted report names them ('<stdin>' for '-')
+            named = [STDIN_LABEL if f == STDIN else f for f in files]
+            emit(render_unfitted_calibration(named, errors), None)
         raise typer.Exit(2)
     try:
         result = calibrate_logs(

@@ -69,6 +69,7 @@ __all__ = [
     "MAX_LOG_ROWS",
     "MAX_LOG_RUNS",
     "STDIN",
+    "STDIN_LABEL",
     "LogInput",
     "parse_file",
     "parse_log",
@@ -78,6 +79,8 @@ __all__ = [
 
 #: The file name that means standard input (:func:`read_log`).
 STDIN = "-"
+#: How a log read from standard input is named in reports and messages.
+STDIN_LABEL = "<stdin>"
 
 #: Largest file :func:`parse_file` reads (64 MiB).
 MAX_LOG_BYTES = 64 * 1024 * 1024
@@ -1038,7 +1041,7 @@ def _looks_binary(text: str) -> bool:
     return bad > len(sample) // 10
 
 
-def parse_log(text: str, *, source: str = "<stdin>") -> ParsedLog:
+def parse_log(text: str, *, source: str = STDIN_LABEL) -> ParsedLog:
     """Parse nccl-tests / rccl-tests output (text, or the JSON that ``-J`` writes).
 
     ``source`` names the input in error messages and in the result. Raises
@@ -1245,7 +1248,7 @@ def read_log(path: str | os.PathLike[str], *, stdin: BinaryIO | None = None) -> 
     Raises :class:`~ibcalc.errors.LogParseError` as :func:`parse_file` does.
     """
     if os.fspath(path) == STDIN and stdin is not None:
-        label = "<stdin>"
+        label = STDIN_LABEL
         data = stdin.read(MAX_LOG_BYTES + 1)
     else:
         label = os.fspath(path)
