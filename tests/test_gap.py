@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -897,6 +898,10 @@ def test_counts_given_as_text_are_refused_by_name(cat: Catalogue) -> None:
         ({"tp": 1e30}, "tp 1e+30 is out of range (2..1024)"),
         ({"nics_per_node": 1e30}, "nics_per_node 1e+30 is out of range (1..256)"),
         ({"tp": float("nan")}, "tp nan is not a whole number"),
+        # a whole Fraction has no decimal point to speak of (it had been told it was written
+        # with one)
+        ({"tp": Fraction(16)}, "tp Fraction(16, 1) is not an int: give 16"),
+        ({"tp": Fraction(33, 2)}, "tp Fraction(33, 2) is not a whole number"),
     ],
 )
 def test_tp_whatif_counts_given_as_floats_are_refused_in_true_words(

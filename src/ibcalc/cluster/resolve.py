@@ -476,10 +476,10 @@ def check_count(field: str, value: int, low: int, high: int) -> int:
         if not float(value).is_integer():
             raise ClusterError(f"{{{field}}} {value!r} is not a whole number", field=field)
         if low <= value <= high:
-            raise ClusterError(
-                f"{{{field}}} {value!r} is written with a decimal point: give {int(value)}",
-                field=field,
-            )
+            # a decimal point only where there is one: Fraction(16) had been told it was
+            # written with one
+            how = "written with a decimal point" if isinstance(value, float) else "not an int"
+            raise ClusterError(f"{{{field}}} {value!r} is {how}: give {int(value)}", field=field)
     if not low <= value <= high:
         raise ClusterError(f"{{{field}}} {value} is out of range ({low}..{high})", field=field)
     return value
