@@ -947,6 +947,9 @@ def test_a_link_or_system_object_is_asked_for_by_its_id() -> None:
         ("gpu_per_node", "unknown cluster field 'gpu_per_node' (did you mean gpus_per_node?)"),
         ("node", "unknown cluster field 'node' (did you mean nodes?)"),
         ("wan_latency", "unknown cluster field 'wan_latency' (did you mean wan_latency_s?)"),
+        # in any case, as other names are matched (upper case had been offered nothing)
+        ("GPUS_PER_NODE", "unknown cluster field 'GPUS_PER_NODE' (did you mean gpus_per_node?)"),
+        ("Sharp", "unknown cluster field 'Sharp' (did you mean sharp?)"),
         # one like no field is only unknown
         ("interconnect", "unknown cluster field 'interconnect'"),
     ],

@@ -8,7 +8,6 @@ see :class:`~ibcalc.errors.ClusterError`.
 
 from __future__ import annotations
 
-import difflib
 import math
 from decimal import Decimal
 from fractions import Fraction
@@ -26,6 +25,7 @@ from ibcalc.booleans import NoBoolNumbers, is_boolean
 from ibcalc.engine.types import HostCpu
 from ibcalc.errors import ClusterError, entry_given
 from ibcalc.patterns import lazy_pattern
+from ibcalc.textsafe import closest_hint
 from ibcalc.textsafe import shown as echo
 from ibcalc.units import UNSIGNED_NUMBER, as_float, format_oversubscription
 
@@ -407,9 +407,9 @@ def _cluster_error(exc: ValidationError) -> ClusterError:
         message = f"{{{field}}} {shown} is out of range ({_num(low)}..{_num(high)})"
     elif kind == "extra_forbidden":
         # a slip of a field's name is offered the field, as a design file's unknown key is
-        # (gpu_per_node had been told only that it is unknown: a library user's review)
-        close = difflib.get_close_matches(str(field), list(ClusterSpec.model_fields), n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        # (gpu_per_node had been told only that it is unknown: a library user's review), in
+        # any case, as other names are (GPUS_PER_NODE had been offered nothing)
+        hint = closest_hint(str(field), list(ClusterSpec.model_fields))
         message = f"unknown cluster field {echo(field)}{hint}"
         field = None
     elif "error" in context and str(context["error"]).startswith(("is empty", "is given as")):
