@@ -1591,11 +1591,12 @@ def test_a_node_count_given_on_one_node_says_the_process_model() -> None:
 
 
 def test_a_spec_validated_from_data_is_refused_as_the_constructor_refuses_it() -> None:
-    """ClusterSpec.model_validate and model_validate_json had raised pydantic's multi-line
-    ValidationError (pydantic calls the constructor and wraps its ClusterError), where the
-    constructor raises one ClusterError naming the field: a spec loaded from a JSON config met
-    the former. Both raise the constructor's error; input that never reaches it (not a mapping,
-    not JSON) is one line too; valid input gives the spec the constructor gives."""
+    """ClusterSpec.model_validate, model_validate_json and model_validate_strings had raised
+    pydantic's multi-line ValidationError (pydantic calls the constructor and wraps its
+    ClusterError), where the constructor raises one ClusterError naming the field: a spec loaded
+    from a JSON config met the former. All three raise the constructor's error; input that never
+    reaches it (not a mapping, not JSON) is one line too; valid input gives the spec the
+    constructor gives."""
     cases: list[tuple[dict[str, Any], str, str | None]] = [
         ({"nodes": "x"}, "nodes 'x' is text, not a number", "nodes"),
         ({"nodes": 0}, "nodes 0 is out of range (1..1000000)", "nodes"),
@@ -1621,6 +1622,10 @@ def test_a_spec_validated_from_data_is_refused_as_the_constructor_refuses_it() -
         with pytest.raises(ClusterError) as info:
             ClusterSpec.model_validate_json(json.dumps(data))
         assert (str(info.value), info.value.field) == (message, field)
+        # and pydantic's third reader, of strings (it had kept the ValidationError)
+        with pytest.raises(ClusterError) as info:
+            ClusterSpec.model_validate_strings(data)
+        assert (str(info.value), info.value.field) == (message, field)
     refused = [
         (
             lambda: ClusterSpec.model_validate("x"),
@@ -1629,6 +1634,10 @@ def test_a_spec_validated_from_data_is_refused_as_the_constructor_refuses_it() -
         (
             lambda: ClusterSpec.model_validate_json("[1]"),
             "a cluster spec is a mapping of its fields, not list [1]",
+        ),
+        (
+            lambda: ClusterSpec.model_validate_strings("x"),
+            "a cluster spec is a mapping of its fields, not str 'x'",
         ),
         (
             lambda: ClusterSpec.model_validate_json("{"),

@@ -9,9 +9,11 @@ see :class:`~ibcalc.errors.ClusterError`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
-from typing import Annotated, Any, Self
+from functools import partial
+from typing import Annotated, Any, Self, TypeVar
 
 from pydantic import (
     ConfigDict,
@@ -182,14 +184,18 @@ _NUMBERS = (
 )
 
 
+#: A ClusterSpec, as pydantic's readers return it (:func:`_one_line`).
+_Spec = TypeVar("_Spec", bound="ClusterSpec")
+
+
 class ClusterSpec(NoBoolNumbers):
     """A cluster as the user described it; ``None`` means "not given: assume, and say so".
 
     Constructing one with a value out of range raises :class:`~ibcalc.errors.ClusterError`
     naming the field, not pydantic's ``ValidationError``; so do :meth:`replace`, the way to a
-    changed copy, and :meth:`model_validate` and :meth:`model_validate_json` (a spec read from
-    a config). ``model_copy(update=...)`` does not validate at all: use the constructor and
-    :meth:`replace`.
+    changed copy, and :meth:`model_validate`, :meth:`model_validate_json` and
+    :meth:`model_validate_strings` (a spec read from a config). ``model_copy(update=...)``
+    does not validate at all: use the constructor and :meth:`replace`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -277,27 +283,28 @@ class ClusterSpec(NoBoolNumbers):
         except ValidationError as exc:
             raise _cluster_error(exc) from None
 
-    # pydantic's model_validate and model_validate_json call __init__ above, and wrap its
-    # ClusterError in a multi-line ValidationError: a spec read from a JSON config met that where
-    # the constructor says one line (a library user's review). Both raise the constructor's
-    # error; what never reached it (not a mapping, not JSON) is said in one line too.
+    # pydantic's model_validate, model_validate_json and model_validate_strings call __init__
+    # above, and wrap its ClusterError in a multi-line ValidationError: a spec read from a JSON
+    # config met that where the constructor says one line (a library user's review). All three
+    # raise the constructor's error; what never reached it (not a mapping, not JSON) is said in
+    # one line too.
     @classmethod
     def model_validate(cls, obj: Any, **options: Any) -> Self:
         """:meth:`pydantic.BaseModel.model_validate`, raising the constructor's
         :class:`~ibcalc.errors.ClusterError` (not pydantic's ``ValidationError``)."""
-        try:
-            return super().model_validate(obj, **options)
-        except ValidationError as exc:
-            raise _refused(exc) from None
+        return _one_line(partial(super().model_validate, obj, **options))
 
     @classmethod
     def model_validate_json(cls, json_data: str | bytes | bytearray, **options: Any) -> Self:
         """:meth:`pydantic.BaseModel.model_validate_json`, raising the constructor's
         :class:`~ibcalc.errors.ClusterError` (not pydantic's ``ValidationError``)."""
-        try:
-            return super().model_validate_json(json_data, **options)
-        except ValidationError as exc:
-            raise _refused(exc) from None
+        return _one_line(partial(super().model_validate_json, json_data, **options))
+
+    @classmethod
+    def model_validate_strings(cls, obj: Any, **options: Any) -> Self:
+        """:meth:`pydantic.BaseModel.model_validate_strings`, raising the constructor's
+        :class:`~ibcalc.errors.ClusterError` (not pydantic's ``ValidationError``)."""
+        return _one_line(partial(super().model_validate_strings, obj, **options))
 
     @field_validator("intra", "inter", "system", "host_pcie", "wan", mode="before")
     @classmethod
@@ -419,6 +426,15 @@ def _cluster_error(exc: ValidationError) -> ClusterError:
     else:
         message = f"{{{field}}} {shown}: {error['msg'].lower()}"
     return ClusterError(message, field=field)
+
+
+def _one_line(read: Callable[[], _Spec]) -> _Spec:
+    """``read()``, a pydantic reader of a ClusterSpec, with its ValidationError raised as one
+    ClusterError (:func:`_refused`)."""
+    try:
+        return read()
+    except ValidationError as exc:
+        raise _refused(exc) from None
 
 
 def _refused(exc: ValidationError) -> ClusterError:
