@@ -884,6 +884,34 @@ def test_a_numpy_complex_is_no_size(builtin_catalogue: Catalogue, size: Any) -> 
         CollectivePlan(cluster, Collective.ALL_REDUCE).quick(size)
 
 
+@pytest.mark.parametrize(
+    ("size", "held"),
+    [
+        (np.array(True), "booleans"),
+        (np.array("1e9"), "text"),
+        (np.array(2**20, dtype=object), "objects"),
+        (np.array(2**20 + 5j), "complex numbers"),
+    ],
+)
+def test_a_numpy_array_of_no_real_number_is_no_size(
+    builtin_catalogue: Catalogue, size: Any, held: str
+) -> None:
+    """A one-element numpy array converts to float whatever it holds: np.array(True) had been
+    read as 1 B (refused as smaller than an element, where np.bool_ is no size), np.array('1e9')
+    priced as 1 GB and an object array as its number. Both paths refuse them; a real array of
+    one element is still read (2^20 B, as the int)."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    plan = CollectivePlan(cluster, Collective.ALL_REDUCE)
+    refusal = rf"^size .+ is not a number of bytes \(a numpy array of {held}\)$"
+    with pytest.raises(UnitError, match=refusal):
+        estimate_on(cluster, Collective.ALL_REDUCE, size)
+    with pytest.raises(UnitError, match=refusal):
+        plan.quick(size)
+    want = estimate_on(cluster, Collective.ALL_REDUCE, 2**20).time_s
+    assert plan.quick(np.array(2**20)).time_s == want
+    assert estimate_on(cluster, Collective.ALL_REDUCE, np.array(2.0**20)).time_s == want
+
+
 def test_a_library_caller_may_name_the_collective_algorithm_and_protocol(
     builtin_catalogue: Catalogue,
 ) -> None:

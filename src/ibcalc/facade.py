@@ -204,6 +204,12 @@ def parse_collective(name: str) -> Collective:
     return found
 
 
+#: numpy's kinds of real numbers (signed, unsigned, float): what a size held in an array may be.
+_REAL_KINDS = ("i", "u", "f")
+#: What a numpy array of another kind holds, for its refusal.
+_KIND_WORDS = {"b": "booleans", "c": "complex numbers", "U": "text", "S": "bytes", "O": "objects"}
+
+
 def check_size(size_bytes: object) -> float:
     """``size_bytes`` as a float, refused as ``parse_size`` refuses on the command line
     (:class:`~ibcalc.errors.UnitError`, in its words) when it is not a number of bytes (a
@@ -227,6 +233,14 @@ def check_size(size_bytes: object) -> float:
     ):
         raise UnitError(
             f"size {shown(size_bytes)} is not a number of bytes (parse_size reads '10GB')"
+        )
+    dtype = getattr(size_bytes, "dtype", None)
+    if getattr(dtype, "kind", "f") not in _REAL_KINDS:
+        # a numpy array of one element converts whatever it holds: a bool, text or an object
+        # (np.array(True) had been read as 1 B, np.array('1e9') priced as 1 GB)
+        held = _KIND_WORDS.get(str(getattr(dtype, "kind", "")), "values that are no real numbers")
+        raise UnitError(
+            f"size {shown(size_bytes)} is not a number of bytes (a numpy array of {held})"
         )
     try:
         value = float(size_bytes)
