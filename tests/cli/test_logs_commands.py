@@ -863,6 +863,7 @@ def test_calibrate_json_lists_the_files_it_could_not_read(tmp_path: Path) -> Non
     ]
     assert err == "".join(f"error: {m}\n" for m in messages)
     assert (data["parameters"], data["runs"], data["rows"], data["written"]) == ([], [], 0, [])
+    assert (data["fitted_on"], data["rms_before"], data["cost_entries"]) == (None, None, {})
     assert data["schema"] == "ibcalc-calibration/2"
     code, fitted, _ = run("calibrate", good, "--format", "json")
     assert code == 0

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import re
+import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -675,11 +676,22 @@ def plot_check(path: str | Path, check: RunCheck) -> Path:
     return plot_sweep(path, series, title=title, measured=measured)
 
 
+#: The schema of calibrate's JSON, fitted or not (its number rises when a key changes meaning).
+CALIBRATION_SCHEMA = "ibcalc-calibration/2"
+
+
+def _empty(annotation: object) -> object:
+    """A calibration field's value where nothing was fitted: an empty list or mapping, a count
+    of 0, else null (the date, the figures)."""
+    origin = typing.get_origin(annotation) or annotation
+    return [] if origin is list else {} if origin is dict else 0 if origin is int else None
+
+
 def calibration_dict(
     calibration: Calibration, *, names: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """The calibration as JSON-ready data (``model_dump``, ``{field}`` marks filled)."""
-    data = {"schema": "ibcalc-calibration/2", **calibration.model_dump(mode="json")}
+    data = {"schema": CALIBRATION_SCHEMA, **calibration.model_dump(mode="json")}
     return {key: _filled(value, names) for key, value in data.items()}
 
 
@@ -988,20 +1000,9 @@ def render_unfitted_calibration(inputs: Sequence[str], errors: Sequence[Mapping[
     of :func:`render_calibration_report`'s, the fit's empty (its figures null), and ``errors``
     as ``nccl-check --format json`` lists them (source and message, as on stderr)."""
     data: dict[str, Any] = {
-        "schema": "ibcalc-calibration/2",
+        "schema": CALIBRATION_SCHEMA,
+        **{name: _empty(info.annotation) for name, info in Calibration.model_fields.items()},
         "inputs": list(inputs),
-        "fitted_on": None,
-        "parameters": [],
-        "undetermined": [],
-        "runs": [],
-        "rows": 0,
-        "rms_before": None,
-        "rms_after": None,
-        "rms_written": None,
-        "assumptions": [],
-        "warnings": [],
-        "link_entries": [],
-        "cost_entries": {},
         "errors": [dict(e) for e in errors],
         "written": [],
     }
