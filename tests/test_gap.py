@@ -728,7 +728,7 @@ def _fail(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         (["gap", "--inter", "ndrx"], ["unknown link", "ndr"]),
         (["gap", "--intra", "ndr", "--inter", "nvlink4"], ["scale-out link"]),
         (["gap", "--gpus-per-node", "4"], ["--intra and --inter"]),
-        (["gap", "--intra", "nvlink4", "--inter", "ndr", "--tp", "16"], ["--tp 16"]),
+        (["gap", "--intra", "nvlink4", "--inter", "ndr", "--tp", "16"], ["--tp '16'"]),
         (["gap", "--intra", "nvlink4", "--inter", "ndr", "--tp-size", "1GB"], ["--tp"]),
         (["gap", "--intra", "tpu-v5p-ici"], ["not in the common pairings"]),
     ],
@@ -739,6 +739,36 @@ def test_cli_gap_errors(
     line = _fail(argv, capsys)
     for needle in needles:
         assert needle in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            # a DGX H100's NVLink domain is its 8 GPUs
+            ["--system", "dgx-h100", "--tp", "16"],
+            "--tp '16' does not fit inside one scale-up domain of 8 GPUs",
+        ),
+        (
+            # a GB200 NVL72 tray holds 4 GPUs: 5 is no whole number of trays
+            ["--system", "gb200-nvl72", "--scale-up-domain", "5"],
+            "--scale-up-domain '5' is not a whole number of 4-GPU nodes",
+        ),
+        (
+            # one bf16 element is 2 B: 1 B holds none
+            ["--system", "dgx-h100", "--tp", "8", "--tp-size", "1B"],
+            "--tp-size '1B' is smaller than one bf16 element (2 B; see 'ibcalc gap --help')",
+        ),
+    ],
+)
+def test_cli_gap_refusals_while_it_runs_quote_the_value_with_the_hint(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused by the library, a value is quoted after its option with the command's hint
+    (docs/architecture.md, "Exit codes"), as the parser's refusals are; the size had been
+    'size 1 B is smaller than one bf16 element (2 B)', naming no option."""
+    hint = " (see 'ibcalc gap --help')"
+    assert _fail(["gap", *argv], capsys) == f"error: {line}" + ("" if "see" in line else hint)
 
 
 def test_gap_result_is_frozen(cat: Catalogue) -> None:

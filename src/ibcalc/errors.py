@@ -259,11 +259,17 @@ class FieldError(IbcalcError, ValueError):
     flag or a YAML key: the CLI maps fields to its flags and the design checker to its keys and
     ``file:line:col``. The message may name other fields as ``{field}``; :meth:`render` replaces
     each mark with the caller's name for it, ``str()`` with the plain field name.
+
+    ``value``: where the message begins with the field's mark and its value written in the
+    library's words (a size in its unit, ``{part_bytes} 1 MB``), that text, so that a caller
+    that has the value as the user wrote it can quote that instead (the CLI: ``--part-size
+    '1MB'``).
     """
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(self, message: str, *, field: str | None = None, value: str | None = None) -> None:
         self.template = message
         self.field = field
+        self.value = value
         super().__init__(message)
 
     @property

@@ -76,7 +76,7 @@ from ibcalc.cluster.spec import (
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, Estimate
-from ibcalc.errors import ClusterError, expect_type
+from ibcalc.errors import ClusterError, SizeTooSmallError, expect_type
 from ibcalc.facade import SIZE_ROUNDED_NOTE, cost_parameter_notes, estimate
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import shown
@@ -1178,20 +1178,32 @@ def gap_report(
         return GapReport(common=False, pairings=[result])
     if tp > domain:
         raise ClusterError(
-            f"{{tp}} {tp} does not fit inside one scale-up domain of {domain} GPUs", field="tp"
+            f"{{tp}} {tp} does not fit inside one scale-up domain of {domain} GPUs",
+            field="tp",
+            value=str(tp),
         )
-    whatif = tp_whatif(
-        catalogue,
-        result.intra,
-        result.inter,
-        tp,
-        tp_size_bytes if tp_size_bytes is not None else parse_size(TP_DEFAULT_SIZE),
-        nics_per_node=nics_per_gpu_node(result.nics_per_node, result.gpus_per_node),
-        host_pcie=result.host_pcie,
-        system=result.system,
-        gpus_per_node=result.gpus_per_node if domain > result.gpus_per_node else None,
-        params=params,
-    )
+    try:
+        whatif = tp_whatif(
+            catalogue,
+            result.intra,
+            result.inter,
+            tp,
+            tp_size_bytes if tp_size_bytes is not None else parse_size(TP_DEFAULT_SIZE),
+            nics_per_node=nics_per_gpu_node(result.nics_per_node, result.gpus_per_node),
+            host_pcie=result.host_pcie,
+            system=result.system,
+            gpus_per_node=result.gpus_per_node if domain > result.gpus_per_node else None,
+            params=params,
+        )
+    except SizeTooSmallError as exc:
+        if tp_size_bytes is None:
+            raise
+        # 'size 1 B is smaller than one bf16 element' had named no option: the size is the
+        # what-if's, its field's
+        value = format_size(tp_size_bytes)
+        raise ClusterError(
+            "{tp_size_bytes} " + str(exc).removeprefix("size "), field="tp_size_bytes", value=value
+        ) from None
     if tp_size_bytes is None:
         note = f"TP all-reduce size {TP_DEFAULT_SIZE} assumed ({{tp_size_bytes}})"
         whatif = whatif.model_copy(update={"assumptions": [note, *whatif.assumptions]})

@@ -655,7 +655,7 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
                 *("train", "--model", "llama3-70b", "--system", "gb200-nvl72", "-N", "36"),
                 *("--tp", "8", "--scale-up-domain", "36"),
             ],
-            "--tp 8 does not divide the 36-GPU scale-up domain: some tp groups would straddle",
+            "--tp '8' does not divide the 36-GPU scale-up domain: some tp groups would straddle",
         ),
         (
             # grouped-query attention: 64 query heads do not split into 3 equal groups
@@ -996,7 +996,7 @@ def test_workload_commands_take_the_scale_up_domain(tmp_path: Path) -> None:
     served = _json("infer", *base, "--scale-up-domain", "4")
     assert {p["name"]: p["tier"] for p in served["phases"]}["decode-tp-allreduce"] == "scale-out"
     # a domain that is not whole trays is refused in one line naming the flag
-    assert "--scale-up-domain 6 is not a whole number of 4-GPU nodes" in _error(
+    assert "--scale-up-domain '6' is not a whole number of 4-GPU nodes" in _error(
         *train, "--scale-up-domain", "6"
     )
     # a checkpoint runs no collective: the domain is named as ignored
@@ -1541,6 +1541,56 @@ def test_checkpoint_refuses_a_size_or_rate_out_of_range_as_typed(
     '--storage-fabric 0.125 kB/s'."""
     argv = ["checkpoint", "--storage", "aws-s3", "--model", "llama3-8b", *args]
     assert _error(*argv) == f"{line}\n"
+
+
+#: The refusal of a scale-up link as a client link, and an alias of nvlink4 named as typed.
+UP = "is a scale-up link; use a scale-out or WAN link"
+ALIAS = "'NVLink-H100' (nvlink4)"
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            # S3's least part of a multipart upload is 5 MiB: 1 MB is 10^6 B, under 5 x 2^20
+            ["--params", "70B", "--part-size", "1MB"],
+            "--part-size '1MB' is less than aws-s3 takes as a part of a larger upload (5 MiB; "
+            "only the last part may be smaller): give a --part-size of at least 5 MiB",
+        ),
+        (
+            # S3's largest part is 5 GiB = 5.37 GB: 10 GB is more
+            ["--params", "70B", "--part-size", "10GB"],
+            "--part-size '10GB' is more than aws-s3 takes in one write request (5 GiB): give "
+            "a smaller --part-size",
+        ),
+        (
+            ["--params", "70B", "--part-size=10GB", "--storage-link", "ndr"],
+            "--part-size '10GB' is more than aws-s3 takes in one write request (5 GiB): give "
+            "a smaller --part-size",
+        ),
+        (["--params", "70B", "--storage-link", "nvlink4"], f"--storage-link 'nvlink4' {UP}"),
+        # an alias: named as typed, its id beside it
+        (["--params", "70B", "--storage-link", "NVLink-H100"], f"--storage-link {ALIAS} {UP}"),
+    ],
+)
+def test_a_checkpoint_refused_while_it_runs_quotes_the_value_as_typed(
+    args: list[str], line: str
+) -> None:
+    """A value the library refuses, given the bytes or the link, is quoted as typed with the
+    command's hint, as a refusal while options are read is (docs/architecture.md, "Exit
+    codes"): '--part-size 1 MB is less than ...' had shown the size reformatted, no hint."""
+    argv = ["checkpoint", "--storage", "s3", *args]
+    assert _error(*argv) == f"error: {line} (see 'ibcalc checkpoint --help')\n"
+
+
+def test_a_layout_refused_while_train_runs_quotes_the_value_as_typed() -> None:
+    """train's refusal of --tp against the domain had been re-raised without the value's
+    place in it: '--tp 8 does not divide ...', no hint; '08' is the 8 it reads."""
+    argv = ["train", "--model", "llama3-70b", "--system", "gb200-nvl72", "-N", "36"]
+    assert _error(*argv, "--tp", "08", "--scale-up-domain", "36") == (
+        "error: --tp '08' does not divide the 36-GPU scale-up domain: some tp groups would "
+        "straddle two domains (see 'ibcalc train --help')\n"
+    )
 
 
 @pytest.mark.parametrize(

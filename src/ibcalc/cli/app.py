@@ -212,7 +212,10 @@ class LazyGroup(typer.core.TyperGroup):
         self._options: dict[str, str] = {}
         #: the alias typed for an option of the command named (parse_args), by the option's
         #: first long name (``--inter``: ``--fabric``), for the errors naming it (invoke)
-        self._typed: dict[str, str] = {}
+        self._aliases: dict[str, str] = {}
+        #: the text typed for each option given a value, by long name (parse_args), which the
+        #: refusals of the library quote (invoke)
+        self._values: dict[str, str] = {}
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)
@@ -235,7 +238,8 @@ class LazyGroup(typer.core.TyperGroup):
             if sub is not None:
                 self._named = f"{name} {sub}"
             options = self._options = _long_names(self.commands[name])
-            self._typed = _aliases_typed(self.commands[name], rest)
+            self._aliases = _aliases_typed(self.commands[name], rest)
+            self._values = typed_values(self.commands[name], rest)
             try:
                 refuse_unplain_numbers(rest, options)
                 refuse_repeated_options(self.commands[name], args[args.index(name) + 1 :])
@@ -255,7 +259,7 @@ class LazyGroup(typer.core.TyperGroup):
                 return super().invoke(ctx)
             assert name is not None
             # the command's own refusals of its options' values get its --help hint
-            with running(f"{ctx.command_path} {name}", self._options, self._typed):
+            with running(f"{ctx.command_path} {name}", self._options, self._aliases, self._values):
                 return super().invoke(ctx)
         except typer.TyperException as exc:
             # the toolkit raises a value missing after an option ('allreduce -s') from the
@@ -428,6 +432,40 @@ def refuse_repeated_options(command: Any, args: Sequence[str]) -> None:
         if name.startswith("--no-") or first.startswith("--no-"):
             raise CliUsageError(f"{first} and {name} are both given: give one")
         raise CliUsageError(f"{first} and {name} are one option, given twice: give it once")
+
+
+def typed_values(command: Any, args: Sequence[str]) -> dict[str, str]:
+    """The text typed in ``args`` for each option of ``command`` (or of the group's command
+    named) that takes a value, by the option's long name: ``--part-size 1MB`` is ``{"--part-size":
+    "1MB"}``, as are ``--part-size=1MB`` and a short option's attached value (``-s1GB``)."""
+    said, _ = _spellings(command)
+    takes = {
+        spelling
+        for param in command.params
+        if getattr(param, "param_type_name", "") == "option"
+        and not getattr(param, "is_flag", False)
+        and not getattr(param, "count", False)
+        for spelling in param.opts
+    }
+    subcommands = getattr(command, "commands", None) or {}
+    typed: dict[str, str] = {}
+    pending: str | None = None
+    for i, arg in enumerate(args):
+        if pending is not None:
+            typed[pending], pending = arg, None
+        elif arg == "--":
+            break
+        elif arg in subcommands:
+            typed.update(typed_values(subcommands[arg], args[i + 1 :]))
+            break
+        elif arg in takes:
+            pending = said[arg]
+        elif arg.startswith("--") and arg.split("=", 1)[0] in takes and "=" in arg:
+            name, value = arg.split("=", 1)
+            typed[said[name]] = value
+        elif not arg.startswith("--") and arg[:2] in takes:
+            typed[said[arg[:2]]] = arg[2:]
+    return typed
 
 
 def _internal_error(exc: BaseException) -> None:

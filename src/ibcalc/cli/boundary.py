@@ -45,13 +45,20 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from enum import Enum
-from typing import NoReturn, ParamSpec, TextIO, TypeVar
+from typing import NamedTuple, NoReturn, ParamSpec, TextIO, TypeVar
 
 import typer
 
 from ibcalc.errors import FieldError, IbcalcError, InputFileError
 from ibcalc.patterns import lazy_pattern
-from ibcalc.textsafe import closest, closest_hint, printable_ends, quoted_names, with_aside
+from ibcalc.textsafe import (
+    closest,
+    closest_hint,
+    printable_ends,
+    quoted_names,
+    shown,
+    with_aside,
+)
 from ibcalc.units import NOT_PLAIN
 
 __all__ = [
@@ -176,27 +183,60 @@ class CliUsageError(IbcalcError):
     """Input only the command line can judge: options that do not go together."""
 
 
-#: The command running, its path (``ibcalc sweep``), its options' spellings and the aliases
-#: typed for them (``{"--inter": "--fabric"}``): set by the root group while the command runs
-#: (:func:`running`), read by :func:`_fail` and :func:`as_typed`.
-_RUNNING: ContextVar[tuple[str, frozenset[str], Mapping[str, str]] | None] = ContextVar(
-    "_RUNNING", default=None
-)
+class _Running(NamedTuple):
+    """The command running: its path (``ibcalc sweep``), its options' spellings, the aliases
+    typed for them by the option's first long name (``{"--inter": "--fabric"}``), and the text
+    typed for each option given a value, by long name (``{"--part-size": "1MB"}``)."""
+
+    path: str
+    options: frozenset[str]
+    aliases: Mapping[str, str]
+    values: Mapping[str, str]
+
+
+#: Set by the root group while a command runs (:func:`running`), read by :func:`_fail`,
+#: :func:`as_typed` and :func:`_field_line`.
+_RUNNING: ContextVar[_Running | None] = ContextVar("_RUNNING", default=None)
 
 
 @contextmanager
 def running(
-    path: str, options: Collection[str], typed: Mapping[str, str] | None = None
+    path: str,
+    options: Collection[str],
+    aliases: Mapping[str, str] | None = None,
+    values: Mapping[str, str] | None = None,
 ) -> Iterator[None]:
     """While the command ``path`` (``ibcalc sweep``), whose options are spelled ``options``,
     runs: a refusal of one of their values gets its ``--help`` hint (:func:`with_help_hint`),
-    and a field is named by the alias typed for its option (``typed``: ``--inter`` ->
-    ``--fabric``)."""
-    token = _RUNNING.set((path, frozenset(options), dict(typed or {})))
+    a field is named by the alias typed for its option (``aliases``: ``--inter`` ->
+    ``--fabric``), and the library's refusal of a field quotes the option's value as typed
+    (``values``, long name -> text: :func:`_field_line`)."""
+    token = _RUNNING.set(
+        _Running(path, frozenset(options), dict(aliases or {}), dict(values or {}))
+    )
     try:
         yield
     finally:
         _RUNNING.reset(token)
+
+
+def _field_line(exc: FieldError) -> str:
+    """The library's refusal of a field, its fields named as flags (as typed: :func:`as_typed`);
+    where it refuses one value, begun with the field at fault and that value in the library's
+    words (:attr:`FieldError.value`), the value quoted as typed: ``--part-size '1MB' is less
+    than ...``, where the library, handed the bytes, writes ``1 MB`` (and ``--tp 16`` had come
+    unquoted), so that :func:`with_help_hint` gives it the command's hint as every other
+    refusal of a value. A refusal of values given together keeps its words."""
+    names = as_typed(FIELD_FLAGS)
+    line = exc.render(names)
+    command = _RUNNING.get()
+    flag = FIELD_FLAGS.get(exc.field or "")
+    typed = command.values.get(flag) if command is not None and flag is not None else None
+    said = names.get(exc.field or "", flag)
+    head = f"{said} {exc.value} "
+    if typed is None or exc.value is None or not line.startswith(head):
+        return line
+    return f"{said} {shown(typed)} {line[len(head) :]}"
 
 
 def with_help_hint(line: str, path: str, options: Collection[str]) -> str:
@@ -213,8 +253,7 @@ def with_help_hint(line: str, path: str, options: Collection[str]) -> str:
 def _fail(lines: Sequence[str], into: list[str] | None = None) -> NoReturn:
     command = _RUNNING.get()
     if command is not None:
-        path, options, _ = command
-        lines = [with_help_hint(line, path, options) for line in lines]
+        lines = [with_help_hint(line, command.path, command.options) for line in lines]
     say_errors(lines)
     if into is not None:
         into.extend(lines)  # a report keeps them all
@@ -441,7 +480,7 @@ def as_typed(names: Mapping[str, str]) -> dict[str, str]:
     for an option in the option's place, for a refusal: ``--fabric ,`` had been told "--inter
     ',' names no link"."""
     command = _RUNNING.get()
-    typed = command[2] if command is not None else {}
+    typed = command.aliases if command is not None else {}
     return {field: typed.get(flag, flag) for field, flag in names.items()}
 
 
@@ -452,7 +491,7 @@ def boundary(into: list[str] | None = None) -> Iterator[None]:
     try:
         yield
     except FieldError as exc:
-        _fail([exc.render(as_typed(FIELD_FLAGS))], into)
+        _fail([_field_line(exc)], into)
     except InputFileError as exc:
         # every problem of the file, one line each (report all, not the first)
         _fail([str(problem) for problem in exc.problems] or [str(exc)], into)

@@ -370,7 +370,8 @@ def train_command(
         resolved, layout = fit_cluster(cat, spec, tp=tp, pp=pp, dp=dp, ep=ep, cp=cp)
     except FieldError as exc:
         # a design's nodes are the file's, not --nodes (which --design refuses)
-        raise CliUsageError(exc.render(as_typed(design_error_names(names, design)))) from None
+        said = exc.render(as_typed(design_error_names(names, design)))
+        raise FieldError(said, field=exc.field, value=exc.value) from None
     job = TrainSpec(
         model=spec_model,
         parallel=layout,

@@ -999,6 +999,7 @@ def check_domain_given(
         raise ClusterError(
             f"{{scale_up_domain}} {given} is not a whole number of {gpus_per_node}-GPU nodes",
             field="scale_up_domain",
+            value=str(given),
         )
     largest = system.scale_up_domain if system is not None and not resized else gpus_per_node
     if given > largest:
@@ -1016,7 +1017,9 @@ def check_domain_given(
                 "that has one, e.g. the preset gb200-nvl72 ({system})"
             )
         raise ClusterError(
-            f"{{scale_up_domain}} {given} is more than {where}", field="scale_up_domain"
+            f"{{scale_up_domain}} {given} is more than {where}",
+            field="scale_up_domain",
+            value=str(given),
         )
     if largest % given:
         # 48 of a 72-GPU rack: the second domain would take 24 GPUs from each of two racks
@@ -1027,6 +1030,7 @@ def check_domain_given(
             f"NVLink domain of {largest} GPUs, so a domain would span two of them; use "
             f"{', '.join(map(str, fits[:-1]))} or {fits[-1]}",
             field="scale_up_domain",
+            value=str(given),
         )
 
 

@@ -152,13 +152,15 @@ def _check_part_size(storage: Storage, spec: CheckpointSpec, share_bytes: float)
         return
     part = min(spec.part_size_bytes, share_bytes)
     if part > limit:
-        given = "{part_bytes} " + format_size(spec.part_size_bytes)
+        value = format_size(spec.part_size_bytes)
+        given = "{part_bytes} " + value
         if spec.part_bytes is None:
-            given = f"the default part size {format_size(spec.part_size_bytes)}"
+            given = f"the default part size {value}"
         raise WorkloadError(
             f"{given} is more than {storage.id} takes in one write request "
             f"({format_size(limit)}): give a smaller {{part_bytes}}",
             field="part_bytes",
+            value=value,
         )
 
 
@@ -178,11 +180,13 @@ def _fit_part_count(storage: Storage, spec: CheckpointSpec, share_bytes: float) 
     ):
         # a share of one part may be any size; cut into several, every part but the last must
         # be at least this (S3: 5 MiB)
+        value = format_size(spec.part_bytes)
         raise WorkloadError(
-            f"{{part_bytes}} {format_size(spec.part_bytes)} is less than {storage.id} takes as "
-            f"a part of a larger upload ({format_size(least_part)}; only the last part may be "
-            f"smaller): give a {{part_bytes}} of at least {format_size(least_part)}",
+            f"{{part_bytes}} {value} is less than {storage.id} takes as a part of a larger "
+            f"upload ({format_size(least_part)}; only the last part may be smaller): give a "
+            f"{{part_bytes}} of at least {format_size(least_part)}",
             field="part_bytes",
+            value=value,
         )
     limit = storage.max_write_parts
     if limit is None:
@@ -214,6 +218,7 @@ def _fit_part_count(storage: Storage, spec: CheckpointSpec, share_bytes: float) 
             f"{parts:,} parts, more than {storage.id} takes in one upload ({limit:,}): give a "
             f"{{part_bytes}} of at least {format_size(least)}",
             field="part_bytes",
+            value=given,
         )
     return spec.model_copy(update={"part_bytes": float(least)})
 
@@ -396,9 +401,15 @@ def checkpoint(
             "(the cluster's scale-out NIC; {client_link}, {client_nics} to change)"
         )
     link = find_link(catalogue, link_name, role="client_link")
-    problem = link_role_problem(link, "client_link")
+    problem = link_role_problem(link, "client_link", spec.client_link)
     if problem:
-        raise WorkloadError("{client_link} " + problem, field="client_link")
+        # the name as the problem begins with it (an alias: the name given, its id after it)
+        named = (spec.client_link or link.id).strip()
+        raise WorkloadError(
+            "{client_link} " + problem,
+            field="client_link",
+            value=named if named.lower() != link.id else link.id,
+        )
     warnings: list[str] = []
     if storage.kind is StorageKind.OBJECT and link.family == "infiniband":
         # an object store is an HTTPS service: nodes reach it over their front-end Ethernet

@@ -186,6 +186,8 @@ def place_group(
     # the group's size as the user gave it: a flag ("--dp 8"), or what the label multiplies out
     # to ("dp x cp = 12": "--dp 12" had been said of --dp 6 --cp 2)
     sized = f"{{{name}}} {size}" if label is None else f"{label} = {size}"
+    # the size as the message writes it after the flag, which the CLI quotes as typed
+    value = str(size) if label is None else None
     label = label or name
     if size < 2:
         raise WorkloadError(f"a {label} group needs at least 2 ranks", field=name)
@@ -193,7 +195,9 @@ def place_group(
     d = topo.m
     sites = topo.sites if across_sites else 1
     if size % sites:
-        raise WorkloadError(f"{sized} ranks cannot be split evenly over {sites} sites", field=name)
+        raise WorkloadError(
+            f"{sized} ranks cannot be split evenly over {sites} sites", field=name, value=value
+        )
     per_site = size // sites
     block = size * stride  # each group and its stride - 1 neighbours hold this many ranks
     if span is not None and span <= d:
@@ -209,6 +213,7 @@ def place_group(
         raise WorkloadError(
             f"{what} the {d}-GPU scale-up domain: some {label} groups would straddle two domains",
             field=name,
+            value=value if stride == 1 else None,
         )
     elif stride >= d:
         if stride % d:
@@ -228,6 +233,7 @@ def place_group(
         raise WorkloadError(
             f"{sized} does not divide into groups of {per_domain} per {d}-GPU scale-up domain",
             field=name,
+            value=value,
         )
     domains = per_site // per_domain * sites
     gpn = parent.gpus_per_node

@@ -451,7 +451,7 @@ class _Builder:
                 functools.partial(_placed, cat, cluster, group),
             )
         if isinstance(placed, WorkloadError):
-            raise WorkloadError(placed.template, field=placed.field)
+            raise WorkloadError(placed.template, field=placed.field, value=placed.value)
         return placed
 
     def _fields(
@@ -563,8 +563,8 @@ def _placed(
     except WorkloadError as exc:
         # kept without its traceback, whose frames hold the search that first asked (its
         # layouts' results included) for as long as the memo keeps the refusal: what
-        # :meth:`_Builder.place` raises again takes the template and field alone
-        return WorkloadError(exc.template, field=exc.field)
+        # :meth:`_Builder.place` raises again takes the template, field and value alone
+        return WorkloadError(exc.template, field=exc.field, value=exc.value)
 
 
 #: :func:`_placed` by (catalogue, cluster) identity and group: the searches on one cluster (one
