@@ -577,6 +577,24 @@ def test_format_bandwidth(bw: float, text: str) -> None:
 
 @pytest.mark.parametrize(
     ("bw", "text"),
+    [
+        # a checkpoint's rates and limits: on past GB/s to TB/s and PB/s, each picked after
+        # rounding (999.7 GB/s is 1.00 TB/s), the same below
+        (48.75e9, "48.8 GB/s"),
+        (999.4e9, "999 GB/s"),
+        (999.7e9, "1.00 TB/s"),
+        (48.75e12, "48.8 TB/s"),
+        (999.7e12, "1.00 PB/s"),
+        (1e15, "1.00 PB/s"),
+        (4.875e15, "4.88 PB/s"),
+    ],
+)
+def test_format_bandwidth_past_a_gigabyte(bw: float, text: str) -> None:
+    assert format_bandwidth(bw, past_gb=True) == text
+
+
+@pytest.mark.parametrize(
+    ("bw", "text"),
     [(1e6, "1 MB/s"), (33e6, "33 MB/s"), (1e3, "1 kB/s"), (999.7e3, "1 MB/s"), (50e9, "50.0 GB/s")],
 )
 def test_format_bandwidth_bare_for_limits(bw: float, text: str) -> None:

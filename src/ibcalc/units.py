@@ -607,11 +607,18 @@ def fixed(value: float, decimals: int) -> str:
     return f"{exact:f}"
 
 
-def format_bandwidth(bw_Bps: float, *, zeros: bool = True) -> str:
+def format_bandwidth(bw_Bps: float, *, zeros: bool = True, past_gb: bool = False) -> str:
     """Format a bandwidth in GB/s (10^9 bytes per second), the nccl-tests unit. Three
     significant figures in every unit (``33.0 MB/s`` beside ``1.00 GB/s``; MB/s had dropped
     its trailing zeros, ``33 MB/s``), unless ``zeros=False`` drops them below 1 GB/s: a limit
-    quoted in a message (``at least 1 MB/s``)."""
+    quoted in a message (``at least 1 MB/s``). ``past_gb``: from 999.5 GB/s in TB/s, and on to
+    PB/s, as a checkpoint's bytes go on to TB and PB (a thousand nodes' NICs had read '48750
+    GB/s', 100,000 prefixes' requests '490000 GB/s', 100,000 nodes' '4875 TB/s': reviews DN,
+    DP); its table's rates and limits alike ('1.00 PB/s' had sat beside '1000000 GB/s')."""
+    if past_gb and bw_Bps >= 999.5e12:
+        return f"{format_number(bw_Bps / 1e15, zeros=True)} PB/s"
+    if past_gb and bw_Bps >= 999.5e9:
+        return f"{format_number(bw_Bps / 1e12, zeros=True)} TB/s"
     gbs = bw_Bps / GB
     # each unit and precision picked after rounding: 99.97 GB/s is 100 GB/s, not 100.0;
     # 999.7 MB/s is 1.00 GB/s, not 1000 MB/s

@@ -1656,11 +1656,37 @@ def test_checkpoint_rates_past_a_terabyte_a_second_print_in_tb_s() -> None:
     assert result.exit_code == 0, result.output
     (save,) = [line for line in result.stdout.splitlines() if line.startswith(" save ")]
     assert f"client NICs  {1000 * 48.75e9 / 1e12:.1f} TB/s" in save
-    assert "1000 nodes x 1 x ndr at 48.8 GB/s each" in save
+    assert "1,000 nodes x 1 x ndr at 48.8 GB/s each" in save
     assert "48750" not in result.stdout
     # and on to PB/s: 100,000 nodes' NICs, 4,875 TB/s, had read '4875 TB/s' (review DP)
     more = checkpoint(100000)
     assert f"client NICs  {100000 * 48.75e9 / 1e15:.2f} PB/s" in more.stdout
+
+
+def test_checkpoint_rates_and_limits_print_in_one_unit_and_counts_with_one_separator() -> None:
+    """A 1 PB/s storage fabric (10^15 B/s): its rate printed '1.00 PB/s' and its limit
+    '1000000 GB/s' in one row; both read 1.00 PB/s (140 GB over it: 1.4e11 / 1e15 = 140 us).
+    125,000 nodes had printed as '125000 nodes' beside '1,000,000 parts' of one table."""
+    args = ["checkpoint", "--params", "70B", "--system", "dgx-h100", "--storage-link", "ndr"]
+    fabric = runner.invoke(
+        APP, [*args, "--storage", "ddn-ai400x2", "--storage-fabric", "1PB/s"],
+        env={"COLUMNS": "200"},
+    )  # fmt: skip
+    assert fabric.exit_code == 0, fabric.output
+    row = next(line for line in fabric.stdout.splitlines() if " fabric " in line)
+    assert row.split() == [
+        *("fabric", "1.00", "PB/s", "140", "us", "1.00", "PB/s"),
+        *("between", "clients", "and", "storage"),
+    ]
+    # 70B in bf16 on 125,000 x 8 ranks: 140 GB / 10^6 = 140 kB a rank, one 16 MB part each
+    many = runner.invoke(
+        APP, [*args, "--storage", "aws-s3", "-N", "125000"], env={"COLUMNS": "200"}
+    )
+    assert many.exit_code == 0, many.output
+    assert "from 125,000 nodes" in many.stdout
+    assert "125,000 nodes x 1 x ndr at 48.8 GB/s each" in many.stdout
+    assert "1,000,000 parts of 140 kB" in many.stdout
+    assert "125000" not in many.stdout
 
 
 def test_compare_says_one_rate_serves_every_layout() -> None:

@@ -784,18 +784,6 @@ def _search_notes(results: Sequence[TrainResult], names: Mapping[str, str]) -> l
     return named_notes(said, names)
 
 
-def _storage_rate(bw_Bps: float) -> str:
-    """A checkpoint bound's rate: in GB/s, and past 999.5 GB/s in TB/s, as its bytes column
-    goes on to TB and PB (a thousand nodes' NICs had read '48750 GB/s', 100,000 prefixes'
-    requests '490000 GB/s': review DN)."""
-    if bw_Bps < 999.5e9:
-        return format_bandwidth(bw_Bps)
-    if bw_Bps < 999.5e12:
-        return f"{format_number(bw_Bps / 1e12, zeros=True)} TB/s"
-    # and on to PB/s (100,000 nodes' NICs had read '4875 TB/s': review DP)
-    return f"{format_number(bw_Bps / 1e15, zeros=True)} PB/s"
-
-
 def _range_notes(results: Sequence[TrainResult]) -> list[str]:
     """The layouts whose phase ranges reach down to Simple's per-step reading, with the
     phases' word on it, once (review DM: 6 of 35 layouts' JSON ranges had moved, with
@@ -955,13 +943,13 @@ def render_checkpoint(
         what += f" + {format_size(result.optimizer_bytes)} of optimizer state"
     # a count of units only where they multiply a storage rate (not for S3, which has none)
     units = (
-        f"{spec.storage_units} x "
+        f"{spec.storage_units:,} x "
         if any(b.name == "storage" for t in (result.save, result.restore) for b in t.bounds)
         else ""
     )
     title = (
         f"checkpoint {spec.model.label}: {what} to {units}{result.storage_id} "
-        f"from {result.nodes} node{'s' if result.nodes != 1 else ''}"
+        f"from {result.nodes:,} node{'s' if result.nodes != 1 else ''}"
     )
     # cells two spaces apart (the column rule and one collapsed space of padding)
     table = Table(
@@ -984,7 +972,7 @@ def render_checkpoint(
                 t.name if i == 0 else "",
                 format_size(t.bytes) if i == 0 else "",
                 b.name,
-                _storage_rate(b.bw_Bps) if b.bw_Bps is not None else "-",
+                format_bandwidth(b.bw_Bps, past_gb=True) if b.bw_Bps is not None else "-",
                 format_time(b.time_s),
                 "<-" if b.name == t.bound else "",
                 b.detail,

@@ -261,7 +261,9 @@ def _transfer(
         # the storage's own limit per client binds, not the NICs: the bound says so (it was
         # named "client NICs" with the cap only in its detail)
         client_bound = "per-client cap"
-        detail += f", capped by {storage.id} at {format_bandwidth(per_client)} per client"
+        detail += (
+            f", capped by {storage.id} at {format_bandwidth(per_client, past_gb=True)} per client"
+        )
     bounds.append(Bound(name=client_bound, bw_Bps=nodes * node_rate, time_s=0.0, detail=detail))
     unit = storage.aggregate_write_Bps if write else storage.aggregate_read_Bps
     if unit is not None:
@@ -270,7 +272,7 @@ def _transfer(
                 name="storage",
                 bw_Bps=units * unit,
                 time_s=0.0,
-                detail=f"{units} x {storage.id} at {format_bandwidth(unit)} "
+                detail=f"{units:,} x {storage.id} at {format_bandwidth(unit, past_gb=True)} "
                 f"{'write' if write else 'read'}",
             )
         )
@@ -280,7 +282,8 @@ def _transfer(
                 name="fabric",
                 bw_Bps=spec.fabric_Bps,
                 time_s=0.0,
-                detail=f"{format_bandwidth(spec.fabric_Bps)} between clients and storage",
+                detail=f"{format_bandwidth(spec.fabric_Bps, past_gb=True)} between clients "
+                "and storage",
             )
         )
     bounds = [b.model_copy(update={"time_s": total / (b.bw_Bps or 1.0)}) for b in bounds]
@@ -312,8 +315,8 @@ def _transfer(
                 bw_Bps=total / one,
                 time_s=one,
                 detail=f"a part of {format_size(part)} at "
-                f"{format_bandwidth(storage.per_request_Bps)} per request, all {parts:,} in "
-                "flight at once (the rate is theirs together)",
+                f"{format_bandwidth(storage.per_request_Bps, past_gb=True)} per request, all "
+                f"{parts:,} in flight at once (the rate is theirs together)",
             )
         )
     worst = max(bounds, key=lambda b: b.time_s)
@@ -443,8 +446,8 @@ def checkpoint(
     nic_Bps = cap.achievable_Bps if cap is not None else link.achievable_Bps
     client_Bps = spec.client_nics * nic_Bps
     client_detail = (
-        f"{cluster.nodes} node{'s' if cluster.nodes != 1 else ''} x {spec.client_nics} x {link.id} "
-        f"at {format_bandwidth(nic_Bps)} each"
+        f"{cluster.nodes:,} node{'s' if cluster.nodes != 1 else ''} x {spec.client_nics} x "
+        f"{link.id} at {format_bandwidth(nic_Bps, past_gb=True)} each"
         + (f" (capped by {cap.id})" if cap is not None else "")
     )
     if cap is not None and cluster.host_pcie_is_gpu_bus:
