@@ -256,6 +256,27 @@ def test_compute_fabric_options_are_named_as_ignored(builtin_catalogue: Catalogu
     assert not any("ignored" in a for a in plain.assumptions)
 
 
+def test_the_scale_out_link_assumed_is_named_only_where_storage_goes_through_it(
+    builtin_catalogue: Catalogue,
+) -> None:
+    # 2 nodes of 8 GPUs on pcie4 without --inter: NDR is assumed between them. Through storage
+    # NICs of their own (roce-100g: 12.5 GB/s x 0.962 = 12.0 GB/s each, 2 x 12.0 = 24 GB/s
+    # against the appliance's 65 GB/s write) the save never touches NDR and the note goes;
+    # through the compute NICs (NDR) it stays, beside the note of the storage path.
+    cluster = resolve_cluster(
+        builtin_catalogue, ClusterSpec(intra="pcie4", gpus_per_node=8, nodes=2)
+    )
+    assumed = "scale-out link ndr assumed ({inter})"
+    assert assumed in cluster.assumptions
+    model = find_model("llama3-70b")
+    own = CheckpointSpec(model=model, storage="ddn-ai400x2", client_link="roce-100g")
+    through = CheckpointSpec(model=model, storage="ddn-ai400x2")
+    own_result = checkpoint(builtin_catalogue, cluster, own)
+    assert assumed not in own_result.assumptions
+    assert own_result.save.bounds[0].bw_Bps == pytest.approx(2 * 12.5e9 * 0.962)
+    assert assumed in checkpoint(builtin_catalogue, cluster, through).assumptions
+
+
 def test_one_node_reaches_storage_through_the_fabric_given(builtin_catalogue: Catalogue) -> None:
     # one DGX H100 with --fabric hdr: no collective crosses a network, but the node's storage
     # NIC is the HDR one given (25 GB/s x the catalogue's efficiency), not the preset's NDR; the

@@ -55,6 +55,7 @@ __all__ = [
     "check_domain_given",
     "default_gpus_per_node",
     "gpu_fed_nic_Bps",
+    "inter_assumed_note",
     "nics_of",
     "node_nics",
     "require_collectives",
@@ -76,6 +77,14 @@ CATALOGUE_OVERRIDES_NOTE = "catalogue overrides loaded: "
 DEFAULT_SYSTEM = "dgx-h100"
 #: How the note begins where a scale-up link named alone makes one node.
 INTRA_ONLY = "1 node assumed: only a scale-up link"
+
+
+def inter_assumed_note(link_id: str) -> str:
+    """The note of the scale-out link ``link_id`` assumed where neither it nor a preset is
+    named (a checkpoint whose storage NICs are not that link leaves it out)."""
+    return f"scale-out link {link_id} assumed ({{inter}})"
+
+
 #: Settings that ask about a network between nodes: given beside a scale-up link alone, the
 #: default node count stays 2 (only the link, and the GPUs it joins, ask about one node).
 _NETWORK_FIELDS = (
@@ -715,7 +724,7 @@ def resolve_cluster(
         inter = link
         assert inter is not None
         if spec.inter is None and system is None:
-            notes.append(f"scale-out link {inter.id} assumed ({{inter}})")
+            notes.append(inter_assumed_note(inter.id))
         nics_per_node = node_nic_count
         if nic_note is not None:
             notes.append(nic_note)

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.load import find_link, link_role_problem
 from ibcalc.catalogue.models import Catalogue, Storage, StorageKind
-from ibcalc.cluster.resolve import ResolvedCluster, nics_of
+from ibcalc.cluster.resolve import ResolvedCluster, inter_assumed_note, nics_of
 from ibcalc.cluster.spec import MAX_NICS_PER_NODE
 from ibcalc.engine.types import DType
 from ibcalc.errors import WorkloadError, expect_type
@@ -440,6 +440,11 @@ def checkpoint(
             field="client_nics",
         )
     notes[ignored_at:ignored_at] = _ignored_cluster_options(cluster, compute_nics=compute)
+    unread = set(cluster.fabric_notes)
+    if not compute and cluster.inter is not None:
+        # storage NICs of their own: the scale-out link assumed between nodes carries nothing
+        # of the checkpoint ('scale-out link ndr assumed' had been listed beside roce-100g)
+        unread.add(inter_assumed_note(cluster.inter.id))
     # a storage NIC sits on the host's PCIe as a compute NIC does: the cluster's cap applies
     host = cluster.host_pcie
     cap = host if host is not None and host.achievable_Bps < link.achievable_Bps else None
@@ -564,7 +569,7 @@ def checkpoint(
         phases=phases,
         warnings=warnings,
         # the cluster's notes on how collectives cross its fabric do not apply here
-        assumptions=[*notes, *(n for n in cluster.assumptions if n not in cluster.fabric_notes)],
+        assumptions=[*notes, *(n for n in cluster.assumptions if n not in unread)],
     )
 
 
