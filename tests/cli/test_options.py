@@ -274,6 +274,32 @@ def test_distance_and_rtt_set_the_wan_latency() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("given", "line"),
+    [
+        (["--distance", "800ms"], "--distance '800ms' is a time: give it to --rtt (a round trip"),
+        (["--distance", "5s"], "--distance '5s' is a time: give it to --rtt (a round trip"),
+        (
+            ["--rtt", "800km"],
+            "--rtt '800km' is a distance: give it to --distance (the fibre route",
+        ),
+        # neither kind: the option's own refusal, as before
+        (
+            ["--distance", "800ft"],
+            "--distance '800ft' is not understood (write km, m or mi: 800km, 5000m, 500mi",
+        ),
+        (["--rtt", "3xs"], "--rtt '3xs' is not understood (use ns, us, ms, s, min or h"),
+    ],
+)
+def test_a_wan_value_of_the_other_option_s_kind_is_sent_to_it(given: list[str], line: str) -> None:
+    """train --distance 800ms had been told only the units of a distance; a time given there
+    is a round trip's, a distance given to --rtt a fibre route's."""
+    base = ["train", "--model", "llama3-70b", "--system", "dgx-h100", "-N", "4", "--sites", "2"]
+    result = runner.invoke(app, [*base, "--wan", "wan-100g", *given])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {line}; see 'ibcalc train --help')\n"
+
+
 def test_check_report_formats_are_the_renderers() -> None:
     from ibcalc.cli.logs import CheckFormat
     from ibcalc.render.logs import CHECK_FORMATS

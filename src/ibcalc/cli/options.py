@@ -36,7 +36,7 @@ from ibcalc.cluster.spec import (
 from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import HOST_CPUS, Algorithm, Collective, DType, Protocol, algorithm_key
-from ibcalc.errors import ClusterError, IbcalcError
+from ibcalc.errors import ClusterError, IbcalcError, UnitError
 from ibcalc.fileio import directory_name_error, names_directory
 from ibcalc.render.console import Format
 from ibcalc.textsafe import shown
@@ -346,15 +346,51 @@ _DERIVED_OPTIONS: dict[str, tuple[tuple[str, Any], ...]] = {
 }
 
 
+#: What each WAN option's value is, and the option that takes the other's kind: a time given
+#: to --distance is a round trip's (--rtt), a distance given to --rtt a fibre route's.
+_SIBLINGS = {
+    "--distance": ("a time", "--rtt", "a round trip"),
+    "--rtt": ("a distance", "--distance", "the fibre route"),
+}
+
+
+def _sibling(parse: Callable[[], float], flag: str, text: str) -> float:
+    """``parse()``; where it refuses ``text``, that it is the other WAN option's kind if it
+    reads as one (``--distance 800ms``: "is a time: give it to --rtt"; it had been told only
+    the units of a distance), else the refusal as it is."""
+    try:
+        return parse()
+    except UnitError as refused:
+        kind, other, what = _SIBLINGS[flag]
+        try:
+            if flag == "--distance":
+                parse_time(text, unit_required=True, what=other)
+            else:
+                parse_distance(text, what=other)
+        except UnitError:
+            raise refused from None
+        raise CliUsageError(
+            f"{flag} {shown(text)} is {kind}: give it to {other} ({what})"
+        ) from None
+
+
 def _wan_latency_s(distance: str | None, rtt: str | None) -> float | None:
     """The one-way WAN latency ``--distance`` or ``--rtt`` gives (None: neither given)."""
     if distance is None and rtt is None:
         return None
     if distance is not None and rtt is not None:
         raise CliUsageError("give --distance or --rtt, not both")
-    distance_m = parse_distance(distance, what="--distance") if distance is not None else None
+    distance_m = (
+        _sibling(lambda: parse_distance(distance, what="--distance"), "--distance", distance)
+        if distance is not None
+        else None
+    )
     rtt_s = (
-        parse_time(rtt, allow_zero=False, unit_required=True, what="--rtt")
+        _sibling(
+            lambda: parse_time(rtt, allow_zero=False, unit_required=True, what="--rtt"),
+            "--rtt",
+            rtt,
+        )
         if rtt is not None
         else None
     )
