@@ -1107,13 +1107,18 @@ def test_infer_says_prefill_all_reduces_cross_the_domain_too() -> None:
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "why"),
     [
-        ["infer", "--tp", "8", "--disaggregated"],
-        ["train", "--nodes", "2", "--seq-len", "8192", "--cp", "2"],
+        (["infer", "--tp", "8", "--disaggregated"], "the KV cache"),
+        # training keeps no KV cache: context parallelism all-gathers the keys and values (it
+        # had been told the KV cache needs them)
+        (
+            ["train", "--nodes", "2", "--seq-len", "8192", "--cp", "2"],
+            "context parallelism's all-gather of keys and values",
+        ),
     ],
 )
-def test_a_model_without_heads_is_asked_for_its_heads(args: list[str]) -> None:
+def test_a_model_without_heads_is_asked_for_its_heads(args: list[str], why: str) -> None:
     # the KV transfer and context parallelism need the keys and values: --heads gives their
     # heads (one per query head) and, beside --hidden, their size; --kv-heads alone had been
     # asked for, and once given, refused again for want of --head-dim
@@ -1121,7 +1126,7 @@ def test_a_model_without_heads_is_asked_for_its_heads(args: list[str]) -> None:
     result = runner.invoke(APP, [*args, *shape])
     assert result.exit_code == 2, result.output
     assert result.stderr.strip() == (
-        "error: the KV cache needs the model's --heads (one key/value head per query head "
+        f"error: {why} needs the model's --heads (one key/value head per query head "
         "unless --kv-heads gives fewer; or a preset with --model)"
     )
     followed = runner.invoke(APP, [*args, *shape, "--heads", "64"])

@@ -592,9 +592,11 @@ class ModelSpec(CheckedSpec):
         qk = head + (self.rope_head_dim or 0)
         return 6.0 * self.layers * self.heads * (qk + head) * context
 
-    def kv_elements(self) -> int:
+    def kv_elements(self, why: str = "the KV cache") -> int:
         """Cached key/value elements per token per layer: 2 x kv_heads x head_dim, or the
-        stated ``kv_elements_per_layer`` (DeepSeek-V3's MLA caches d_c + d_h^R = 576)."""
+        stated ``kv_elements_per_layer`` (DeepSeek-V3's MLA caches d_c + d_h^R = 576). ``why``
+        says what needs them where they are not known (serving's KV cache; training has none,
+        its context parallelism all-gathers the keys and values)."""
         if self.kv_elements_per_layer is not None:
             return self.kv_elements_per_layer
         kv_heads = self.kv_heads if self.kv_heads is not None else self.heads
@@ -602,14 +604,14 @@ class ModelSpec(CheckedSpec):
             # the query heads give both the key/value heads and, with the hidden size, the head
             # size: naming the key/value heads had led to a second refusal for the head size
             raise WorkloadError(
-                "the KV cache needs the model's {heads} (one key/value head per query head "
+                f"{why} needs the model's {{heads}} (one key/value head per query head "
                 "unless {kv_heads} gives fewer; or a preset with {model})",
                 field="heads",
             )
         head_dim = self.head_dim_or_derived
         if head_dim is None:
             raise WorkloadError(
-                "the KV cache needs the model's {head_dim} (or {hidden} and {heads})",
+                f"{why} needs the model's {{head_dim}} (or {{hidden}} and {{heads}})",
                 field="head_dim",
             )
         return 2 * kv_heads * head_dim

@@ -1030,7 +1030,7 @@ def _train_step_in(
             _tp_warning(b, first, size)
     if cp > 1:
         layers = _per_stage(model.need("layers", "context parallelism"), pp, "layers", b.notes)
-        kv = model.kv_elements()
+        kv = model.kv_elements("context parallelism's all-gather of keys and values")
         # each TP rank gathers the keys and values it holds: its share of the KV heads, whole
         # past kv_heads ranks and for a latent (MLA) cache
         size = float(mb * seq * kv * act) / model.kv_split(tp)
