@@ -43,7 +43,7 @@ from pydantic import (
     field_serializer,
 )
 
-from ibcalc.catalogue.load import find_link, find_system, link_role_problem
+from ibcalc.catalogue.load import find_link, find_system, link_role_refusal
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.cluster.resolve import (
     DOMAIN_ASSUMED_NOTE,
@@ -581,9 +581,9 @@ class GapReport(BaseModel):
 
 def _link(catalogue: Catalogue, name: str, field: str, role: str | None = None) -> Link:
     link = find_link(catalogue, name, role=role or field)
-    problem = link_role_problem(link, role or field)
-    if problem:
-        raise ClusterError(f"{{{field}}} {problem}", field=field)
+    refused = link_role_refusal(link, role or field, field, name)
+    if refused:
+        raise refused
     return link
 
 

@@ -139,8 +139,10 @@ def test_sweep_csv_gives_each_bound_of_the_range_its_own_column() -> None:
 
 def test_a_link_of_the_wrong_kind_is_refused_in_the_same_words_everywhere(tmp_path: Path) -> None:
     """--host-pcie wan-1g was refused three ways: 'give the PCIe link the NICs sit on' (estimates),
-    'use a PCIe (host) link' (design files) and 'use a host link' (gap)."""
-    hint = "wan-1g is a wan link; give the PCIe link the NICs sit on (e.g. pcie5)"
+    'use a PCIe (host) link' (design files) and 'use a host link' (gap). The command line
+    quotes the name as typed and ends with the command's hint, as a refusal of a value does."""
+    why = "is a wan link; give the PCIe link the NICs sit on (e.g. pcie5"
+    hint = f"wan-1g {why})"
     for args in (
         ["allreduce", "-s", "1GB", *CLUSTER, "--host-pcie", "wan-1g"],
         ["gap", "--system", "dgx-h100", "--host-pcie", "wan-1g"],
@@ -148,7 +150,9 @@ def test_a_link_of_the_wrong_kind_is_refused_in_the_same_words_everywhere(tmp_pa
     ):
         result = runner.invoke(app, args)
         assert result.exit_code == 2, args
-        assert result.stderr == f"error: --host-pcie {hint}\n", args
+        assert result.stderr == (
+            f"error: --host-pcie 'wan-1g' {why}; see 'ibcalc {args[0]} --help')\n"
+        ), args
     design = tmp_path / "d.yaml"
     design.write_text(
         "name: x\nnodes: 2\nsystem: dgx-h100\nfabric: {link: ndr}\nhost_pcie: wan-1g\n"
@@ -160,13 +164,17 @@ def test_a_link_of_the_wrong_kind_is_refused_in_the_same_words_everywhere(tmp_pa
     # the scale-out place: --inter and the design's fabric.link
     inter_hint = "use a scale-out link"
     result = runner.invoke(app, ["allreduce", "-s", "1GB", "-N", "2", "--inter", "nvlink4"])
-    assert result.stderr == f"error: --inter nvlink4 is a scale-up link; {inter_hint}\n"
+    assert result.stderr == (
+        f"error: --inter 'nvlink4' is a scale-up link; {inter_hint} (see 'ibcalc allreduce "
+        "--help')\n"
+    )
     # a WAN between nodes would skip the WAN model (1 GB over 8 x wan-100g per node: 27.2 ms,
     # where --sites 2 --wan wan-100g --wan-links 8 gives 31.9 ms): refused
     for nodes in ("2", "1"):  # on one node too, where the link would go unused
         result = runner.invoke(app, ["allreduce", "-s", "1GB", "-N", nodes, "--inter", "wan-100g"])
         assert result.stderr == (
-            f"error: --inter wan-100g is a wan link; {inter_hint} (a WAN joins sites, not nodes)\n"
+            f"error: --inter 'wan-100g' is a wan link; {inter_hint} (a WAN joins sites, not "
+            "nodes; see 'ibcalc allreduce --help')\n"
         )
     design.write_text(
         "name: x\nnodes: 2\nsystem: dgx-h100\nfabric: {link: nvlink4}\n"

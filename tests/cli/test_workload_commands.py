@@ -491,7 +491,7 @@ def test_storage_nics_through_the_compute_nics_are_capped_alike_on_one_node_and_
     for nodes in ("1", "2"):
         _json(*base, "--nodes", nodes, "--storage-nics", str(nics))
         message = _error(*base, "--nodes", nodes, "--storage-nics", str(nics + 1))
-        assert f"--storage-nics {nics + 1} is more than the {nics} " in message
+        assert f"--storage-nics '{nics + 1}' is more than the {nics} " in message
 
 
 def test_the_storage_nic_cap_is_the_count_of_the_link_counted() -> None:
@@ -504,12 +504,12 @@ def test_the_storage_nic_cap_is_the_count_of_the_link_counted() -> None:
         data = _json(*p5, "--nodes", nodes, "--storage-link", "efa-v2", "--storage-nics", "32")
         # 32 x 11.25 GB/s of EFA per node outruns the NVMe-oF target's 48.1 GB/s: 16 GB in 0.333 s
         assert data["totals"]["save_s"] == pytest.approx(16e9 / 48.1e9 + 20e-6, rel=1e-3)
-        assert "--storage-nics 9 is more than the 8 ndr NICs" in _error(
+        assert "--storage-nics '9' is more than the 8 ndr NICs" in _error(
             *p5, "--nodes", nodes, "--storage-nics", "9"
         )
         # the preset's own link named for storage has the preset's count (a review: any count
         # up to 256 had passed once the counted link was another)
-        assert "--storage-nics 33 is more than the 32 efa-v2 NICs" in _error(
+        assert "--storage-nics '33' is more than the 32 efa-v2 NICs" in _error(
             *p5, "--nodes", nodes, "--storage-link", "efa-v2", "--storage-nics", "33"
         )
 
@@ -623,8 +623,8 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
                 *("checkpoint", "--model", "llama3-70b", "--storage", "ddn-ai400x2"),
                 *("--storage-nics", "100", "--system", "dgx-h100"),
             ],
-            "--storage-nics 100 is more than the 8 ndr NICs of a node (give --storage-link for "
-            "storage NICs of their own)",
+            "--storage-nics '100' is more than the 8 ndr NICs of a node (give --storage-link for "
+            "storage NICs of their own; see 'ibcalc checkpoint --help')",
         ),
         (
             # one node builds no network, yet its NICs are as many (a review: 50 had passed,
@@ -634,14 +634,15 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
                 *("--storage-nics", "50", "--system", "dgx-h100", "--nodes", "1"),
                 *("--inter", "roce-400g"),
             ],
-            "--storage-nics 50 is more than the 8 roce-400g NICs of a node (give",
+            "--storage-nics '50' is more than the 8 roce-400g NICs of a node (give",
         ),
         (
             [
                 *("checkpoint", "--model", "llama3-70b", "--storage", "ddn-ai400x2"),
                 *("--storage-nics", "10", "--system", "dgx-h100", "--storage-link", "ndr"),
             ],
-            "--storage-nics 10 is more than the 8 ndr NICs of a node\n",
+            "--storage-nics '10' is more than the 8 ndr NICs of a node (see 'ibcalc checkpoint "
+            "--help')\n",
         ),
         (["infer", "--params", "8B", "--kv-nics", "2"], "--kv-nics applies to --disaggregated"),
         (
@@ -1586,6 +1587,34 @@ def test_a_checkpoint_refused_while_it_runs_quotes_the_value_as_typed(
     codes"): '--part-size 1 MB is less than ...' had shown the size reformatted, no hint."""
     argv = ["checkpoint", "--storage", "s3", *args]
     assert _error(*argv) == f"error: {line} (see 'ibcalc checkpoint --help')\n"
+
+
+#: Commands refused while they run (as typed, then the refusal without the hint): a link of
+#: another kind, an alias of nvlink4 as the WAN (named as typed, the id beside it), more KV
+#: NICs than the DGX H100 node of a tp 8 group has (8).
+REFUSED_WHILE_RUNNING = {
+    "train --model llama3-8b --inter nvlink4": (
+        "--inter 'nvlink4' is a scale-up link; use a scale-out link"
+    ),
+    "infer --model llama3-8b --intra ndr": (
+        "--intra 'ndr' is a scale-out link; use a scale-up or PCIe link"
+    ),
+    "train --model llama3-8b --system dgx-h100 -N 2 --sites 2 --wan NVLink-H100": (
+        "--wan 'NVLink-H100' (nvlink4) is a scale-up link; use a WAN or scale-out link"
+    ),
+    "infer --model llama3-70b --system dgx-h100 -N 2 --tp 8 --disaggregated --kv-nics 9": (
+        "--kv-nics '9' is more than the 8 NICs of a node"
+    ),
+}
+
+
+@pytest.mark.parametrize("typed", list(REFUSED_WHILE_RUNNING))
+def test_a_link_or_nic_count_refused_while_train_or_infer_runs_is_quoted(typed: str) -> None:
+    """'--inter nvlink4 is a scale-up link; use a scale-out link' had come unquoted and without
+    the hint (docs/architecture.md, "Exit codes")."""
+    args = typed.split()
+    line = REFUSED_WHILE_RUNNING[typed]
+    assert _error(*args) == f"error: {line} (see 'ibcalc {args[0]} --help')\n"
 
 
 def test_a_layout_refused_while_train_runs_quotes_the_value_as_typed() -> None:

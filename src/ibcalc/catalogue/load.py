@@ -26,6 +26,7 @@ from ibcalc.catalogue.models import Catalogue, Link, LinkKind, Storage, StorageK
 from ibcalc.defaults import empty_list
 from ibcalc.errors import (
     CatalogueError,
+    ClusterError,
     InputFileError,
     UnknownNameError,
     ValidationProblem,
@@ -61,6 +62,7 @@ __all__ = [
     "find_storage",
     "find_system",
     "link_role_problem",
+    "link_role_refusal",
     "load_catalogue",
     "models_mirror_text",
     "suggest",
@@ -807,6 +809,24 @@ def link_role_problem(link: Link, role: str, given: str | None = None) -> str | 
     if given is not None and given.strip().lower() != link.id:
         name = f"{given.strip()} ({link.id})"
     return f"{name} is a {link.kind.value} link; {hint}"
+
+
+def link_role_refusal(
+    link: Link,
+    role: str,
+    field: str,
+    given: str | None = None,
+    kind: type[ClusterError] = ClusterError,
+) -> ClusterError | None:
+    """:func:`link_role_problem` as a ``kind`` of error naming ``field`` (``{inter} nvlink4 is a
+    scale-up link; ...``), else None; its ``value`` is the name as the message begins with it
+    (``given``, or the id where that is the name given), which the CLI quotes as typed."""
+    problem = link_role_problem(link, role, given)
+    if problem is None:
+        return None
+    named = (given or link.id).strip()
+    value = named if named.lower() != link.id else link.id
+    return kind(f"{{{field}}} {problem}", field=field, value=value)
 
 
 def _expect_catalogue(catalogue: object) -> None:

@@ -15,7 +15,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ibcalc.booleans import expect_bool
-from ibcalc.catalogue.load import find_link, find_system, link_role_problem
+from ibcalc.catalogue.load import (
+    find_link,
+    find_system,
+    link_role_problem,
+    link_role_refusal,
+)
 from ibcalc.catalogue.models import CALIBRATION_DOUBT, Catalogue, Link, LinkKind, System
 from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.algorithms.alltoall import torus_ports, torus_shape
@@ -564,9 +569,9 @@ def resolve_cluster(
     if gpus_per_node > 1 or domain_size > 1:
         intra_name = spec.intra or (system.intra if system else None) or "nvlink4"
         intra = find_link(catalogue, intra_name, role="intra")
-        problem = link_role_problem(intra, "intra", intra_name)
-        if problem:
-            raise ClusterError("{intra} " + problem, field="intra")
+        refused = link_role_refusal(intra, "intra", "intra", intra_name)
+        if refused:
+            raise refused
         if spec.intra is None and system is None:
             notes.append(f"scale-up link {intra.id} assumed ({{intra}})")
             fabric.append(notes[-1])
@@ -663,9 +668,9 @@ def resolve_cluster(
     if host_name:
         host_pcie = find_link(catalogue, host_name, role="host_pcie")
         # a NIC's rate capped by a WAN or NVLink "host link" made a number out of nothing
-        problem = link_role_problem(host_pcie, "host_pcie", host_name)
-        if problem:
-            raise ClusterError("{host_pcie} " + problem, field="host_pcie")
+        refused = link_role_refusal(host_pcie, "host_pcie", "host_pcie", host_name)
+        if refused:
+            raise refused
     # GPUs on PCIe reach their NICs across their own link, whatever slot the NIC sits in
     bus_name = spec.intra or (system.intra if system else None)
     host_pcie, gpu_bus_note = nic_host_link(
@@ -699,8 +704,8 @@ def resolve_cluster(
     if named is None and domains > 1:
         named = (system.inter if system else None) or "ndr"
     link = find_link(catalogue, named, role="inter") if named is not None else None
-    if link is not None and (problem := link_role_problem(link, "inter", named)):
-        raise ClusterError("{inter} " + problem, field="inter")
+    if link is not None and (refused := link_role_refusal(link, "inter", "inter", named)):
+        raise refused
     # the NICs a node has of its scale-out link, built into a network or not (one node: what a
     # checkpoint's storage path through them, or a KV transfer, may use)
     nic_link = link
@@ -1228,9 +1233,9 @@ def _build_wan(
         # link that is no WAN link (--wan nvlink-h100 had been told of sites first: review DW)
         if spec.wan is not None:
             wan = find_link(catalogue, spec.wan, role="wan")
-            problem = link_role_problem(wan, "wan", spec.wan)
-            if problem:
-                raise ClusterError("{wan} " + problem, field="wan")
+            refused = link_role_refusal(wan, "wan", "wan", spec.wan)
+            if refused:
+                raise refused
         if spec.wan_links != 1:
             raise ClusterError(
                 f"{{wan_links}} {spec.wan_links} needs several sites: WAN links join sites "
@@ -1263,9 +1268,9 @@ def _build_wan(
     wan = find_link(catalogue, spec.wan or "wan-100g", role="wan")
     if spec.wan is None:
         notes.append(f"WAN link {wan.id} assumed between sites ({{wan}})")
-    problem = link_role_problem(wan, "wan", spec.wan)
-    if problem:
-        raise ClusterError("{wan} " + problem, field="wan")
+    refused = link_role_refusal(wan, "wan", "wan", spec.wan)
+    if refused:
+        raise refused
     if spec.wan_latency_s is not None:
         latency = wan.transport_latency_s + spec.wan_latency_s
         given = format_time(spec.wan_latency_s, zeros=False)

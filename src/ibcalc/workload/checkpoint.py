@@ -29,7 +29,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ibcalc.catalogue.load import find_link, link_role_problem
+from ibcalc.catalogue.load import find_link, link_role_refusal
 from ibcalc.catalogue.models import Catalogue, Storage, StorageKind
 from ibcalc.cluster.resolve import ResolvedCluster, inter_assumed_note, nics_of
 from ibcalc.cluster.spec import MAX_NICS_PER_NODE
@@ -404,15 +404,11 @@ def checkpoint(
             "(the cluster's scale-out NIC; {client_link}, {client_nics} to change)"
         )
     link = find_link(catalogue, link_name, role="client_link")
-    problem = link_role_problem(link, "client_link", spec.client_link)
-    if problem:
-        # the name as the problem begins with it (an alias: the name given, its id after it)
-        named = (spec.client_link or link.id).strip()
-        raise WorkloadError(
-            "{client_link} " + problem,
-            field="client_link",
-            value=named if named.lower() != link.id else link.id,
-        )
+    refused = link_role_refusal(
+        link, "client_link", "client_link", spec.client_link, kind=WorkloadError
+    )
+    if refused:
+        raise refused
     warnings: list[str] = []
     if storage.kind is StorageKind.OBJECT and link.family == "infiniband":
         # an object store is an HTTPS service: nodes reach it over their front-end Ethernet
@@ -438,6 +434,7 @@ def checkpoint(
                 else ""
             ),
             field="client_nics",
+            value=str(spec.client_nics),
         )
     notes[ignored_at:ignored_at] = _ignored_cluster_options(cluster, compute_nics=compute)
     unread = set(cluster.fabric_notes)

@@ -458,6 +458,7 @@ def infer(
                 f"{{kv_nics}} {nics} is more than the {plural(per_node * group_nodes, 'NIC')} of "
                 + on_nodes,
                 field="kv_nics",
+                value=str(nics),
             )
         if nics is None:
             nics = _default_kv_nics(cluster, spec.tp)
