@@ -1591,7 +1591,8 @@ def test_a_checkpoint_refused_while_it_runs_quotes_the_value_as_typed(
 
 #: Commands refused while they run (as typed, then the refusal without the hint): a link of
 #: another kind, an alias of nvlink4 as the WAN (named as typed, the id beside it), more KV
-#: NICs than the DGX H100 node of a tp 8 group has (8).
+#: NICs than the DGX H100 node of a tp 8 group has (8), a degree or count past the model's or
+#: the cluster's.
 REFUSED_WHILE_RUNNING = {
     "train --model llama3-8b --inter nvlink4": (
         "--inter 'nvlink4' is a scale-up link; use a scale-out link"
@@ -1605,13 +1606,29 @@ REFUSED_WHILE_RUNNING = {
     "infer --model llama3-70b --system dgx-h100 -N 2 --tp 8 --disaggregated --kv-nics 9": (
         "--kv-nics '9' is more than the 8 NICs of a node"
     ),
+    # Llama 3 8B has 32 layers, Mixtral 8x7B 8 experts; 2 DGX H100 nodes 16 GPUs
+    "train --model llama3-8b --system dgx-h100 -N 16 --pp 64": (
+        "--pp '64' is more than the model's 32 layers: every pipeline stage holds at least one "
+        "layer"
+    ),
+    "train --model mixtral-8x7b --system dgx-h100 -N 2 --ep 3": (
+        "--ep '3' does not divide the model's 8 experts"
+    ),
+    "infer --model mixtral-8x7b --system dgx-h100 --ep 3": (
+        "--ep '3' does not divide the model's 8 experts"
+    ),
+    "checkpoint --model llama3-8b --storage ddn-ai400x2 --system dgx-h100 --replicas 17": (
+        "--replicas '17' is more than the cluster's 16 GPUs: a data-parallel replica holds at "
+        "least one GPU"
+    ),
 }
 
 
 @pytest.mark.parametrize("typed", list(REFUSED_WHILE_RUNNING))
-def test_a_link_or_nic_count_refused_while_train_or_infer_runs_is_quoted(typed: str) -> None:
+def test_a_value_refused_while_a_workload_runs_is_quoted(typed: str) -> None:
     """'--inter nvlink4 is a scale-up link; use a scale-out link' had come unquoted and without
-    the hint (docs/architecture.md, "Exit codes")."""
+    the hint (docs/architecture.md, "Exit codes"); '--pp 64', '--ep 3' and '--replicas 17'
+    too."""
     args = typed.split()
     line = REFUSED_WHILE_RUNNING[typed]
     assert _error(*args) == f"error: {line} (see 'ibcalc {args[0]} --help')\n"

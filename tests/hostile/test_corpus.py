@@ -1165,14 +1165,14 @@ CASES: list[Case] = [
         "checkpoint-replicas-over-gpus",
         "checkpoint --storage ddn-ai400x2 --model llama3-70b --replicas 1000 -N 2",
         2,
-        "--replicas 1000 is more than the cluster's 16 GPUs",
+        "--replicas '1000' is more than the cluster's 16 GPUs",
         "1000 replicas restored on 16 GPUs (140 TB read) was priced",
     ),
     C(
         "train-pp-over-layers",
         "train --model llama3-8b --system dgx-h100 -N 8 --pp 64",
         2,
-        "--pp 64 is more than the model's 32 layers",
+        "--pp '64' is more than the model's 32 layers",
         "64 pipeline stages of a 32-layer model were priced",
     ),
     C(
@@ -1193,7 +1193,7 @@ CASES: list[Case] = [
         "infer-pp-over-layers",
         "infer --model llama3-8b --system dgx-h100 -N 5 --pp 33",
         2,
-        "--pp 33 is more than the model's 32 layers",
+        "--pp '33' is more than the model's 32 layers",
         "33 serving stages of a 32-layer model were priced",
     ),
     C(
@@ -1354,7 +1354,7 @@ CASES: list[Case] = [
         "infer-ep-not-dividing-experts",
         "infer --model mixtral-8x7b --system dgx-h100 --ep 3",
         2,
-        "--ep 3 does not divide the model's 8 experts",
+        "--ep '3' does not divide the model's 8 experts",
         "infer spread Mixtral's 8 experts over 3 ranks (train refused it)",
     ),
 ]

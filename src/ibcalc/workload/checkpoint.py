@@ -464,6 +464,7 @@ def checkpoint(
             f"{{replicas}} {spec.replicas} is more than the cluster's {gpus} GPUs: a "
             "data-parallel replica holds at least one GPU",
             field="replicas",
+            value=str(spec.replicas),
         )
     weights = spec.model.params * spec.weights_dtype.bytes
     # fp32 weights are their own master copy: only Adam's m and v are added

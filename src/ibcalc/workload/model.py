@@ -385,9 +385,9 @@ class ModelSpec(CheckedSpec):
         if self.layers is not None and pp > self.layers:
             raise WorkloadError(
                 f"{{pp}} {pp} is more than the model's {plural(self.layers, 'layer')}: every "
-                "pipeline "
-                "stage holds at least one layer",
+                "pipeline stage holds at least one layer",
                 field="pp",
+                value=str(pp),
             )
 
     def check_context(self, prompt_tokens: int, output_tokens: int) -> None:
@@ -430,7 +430,9 @@ class ModelSpec(CheckedSpec):
         assert self.experts is not None
         if self.experts % ep:
             raise WorkloadError(
-                f"{{ep}} {ep} does not divide the model's {self.experts} experts", field="ep"
+                f"{{ep}} {ep} does not divide the model's {self.experts} experts",
+                field="ep",
+                value=str(ep),
             )
 
     def tp_warnings(self, tp: int) -> list[str]:
