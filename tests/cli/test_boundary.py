@@ -596,21 +596,25 @@ def test_an_option_given_twice_is_refused(
         ),
         (
             ["allreduce", "-s", "1G", "--fabric=nvlink4"],
-            "--fabric nvlink4 is a scale-up link; use a scale-out link",
+            "--fabric 'nvlink4' is a scale-up link; use a scale-out link "
+            "(see 'ibcalc allreduce --help')",
         ),
         # a workload command renders its refusal with its own names, the alias among them
         (
             ["train", "--model", "llama3-8b", "--fabric", "nvlink4"],
-            "--fabric nvlink4 is a scale-up link; use a scale-out link",
+            "--fabric 'nvlink4' is a scale-up link; use a scale-out link "
+            "(see 'ibcalc train --help')",
         ),
         (
             ["train", "--model", "llama3-8b", "--inter", "nvlink4"],
-            "--inter nvlink4 is a scale-up link; use a scale-out link",
+            "--inter 'nvlink4' is a scale-up link; use a scale-out link "
+            "(see 'ibcalc train --help')",
         ),
         # --no-sharp is not an alias of --sharp: a field stays named by the option's first name
         (
             ["allreduce", "-s", "1G", "--no-sharp", "--fabric", "nvlink4"],
-            "--fabric nvlink4 is a scale-up link; use a scale-out link",
+            "--fabric 'nvlink4' is a scale-up link; use a scale-out link "
+            "(see 'ibcalc allreduce --help')",
         ),
     ],
 )
