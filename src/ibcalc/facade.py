@@ -126,7 +126,7 @@ def dtype_suggestions(name: str, n: int = 3) -> list[str]:
     or float: ``f``, ``half``, ``double``, ``bf``), the members before nccl-tests' spellings
     ('float8' had been offered float, which is fp32: it is fp8; 'half8' fp8, not half); else
     the closest of all the names in their sorted order ('fp33': fp32, 'int4': int64, 'fp':
-    fp16). None for a blank name."""
+    fp16). An empty list for a blank name."""
     key = name.strip().lower()
     if not key:
         return []

@@ -266,8 +266,7 @@ class GapResult(JsonModel):
     host PCIe cap, named in ``capped_by``).
     """
 
-    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
-    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
@@ -496,8 +495,7 @@ class TpWhatIf(JsonModel):
     Its JSON shows ``inside`` and ``across`` as :class:`Placement` objects.
     """
 
-    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
-    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN

@@ -107,8 +107,7 @@ class EstimateResult(Estimate, JsonModel):
     (``algorithm``, ``time_s``, ``busbw_GBps`` ...); ``alternatives`` are :class:`CostResult`.
     """
 
-    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
-    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     json_keys: ClassVar[tuple[str, ...]] = (

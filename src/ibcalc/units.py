@@ -209,9 +209,9 @@ def _finite_number(text: str, raw: str, what: str, limit: str = "") -> float:
     return value
 
 
-_SIZE_LIMIT = " (the limit is 1 PiB)"
-_BW_LIMIT = " (the limit is 1 PB/s)"
-_TIME_LIMIT = " (the limit is 8760 h, a year)"
+_SIZE_LIMIT = f" (the limit is {MAX_SIZE_BYTES / PiB:g} PiB)"
+_BW_LIMIT = f" (the limit is {MAX_BANDWIDTH_BPS / PB:g} PB/s)"
+_TIME_LIMIT = f" (the limit is {MAX_TIME_S / 3600:g} h, a year)"
 
 #: Slack of the whole-byte test of :func:`parse_size`, in units in the last place: a decimal size
 #: such as 33.3MB multiplies out to a whole number only up to a float's rounding (1 ulp here).

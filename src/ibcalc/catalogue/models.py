@@ -499,8 +499,7 @@ class Storage(NoBoolNumbers):
 class Catalogue(BaseModel):
     """The whole catalogue: links, system presets and storage systems, after checks."""
 
-    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
-    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN

@@ -1541,8 +1541,7 @@ class DesignCheck:
     """One checked design file: the resolved design, its findings, and its warnings (settings
     of the file that the cluster cannot honour, located at their keys)."""
 
-    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
-    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     path: str

@@ -753,8 +753,7 @@ def _link_once(schema: dict[str, Any]) -> None:
 class Design(_NullIsOmitted):
     """A cluster design: the cluster, its fabric, and the requirements CI checks."""
 
-    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
-    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = ConfigDict(

@@ -899,8 +899,7 @@ class CostParams:
     costs are computed with; :meth:`tuner_view` returns what NCCL's own tuner assumes.
     """
 
-    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
-    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     nccl_tuner: NcclTuner

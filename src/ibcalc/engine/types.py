@@ -343,8 +343,7 @@ COST_PARAMETERS_NOTE = "cost parameters: "
 class Estimate(BaseModel):
     """A collective estimate in nccl-tests conventions, with the choice and its alternatives."""
 
-    #: frozen, but holding lists (or mappings) it is no value to hash: hash() says so of it,
-    #: not of a list inside. Spelt as typeshed spells list's: mypy takes no other for None
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
