@@ -1640,6 +1640,14 @@ def test_a_spec_validated_from_data_is_refused_as_the_constructor_refuses_it() -
             "a cluster spec is a mapping of its fields, not str 'x'",
         ),
         (
+            lambda: ClusterSpec.model_validate({1: 4}),
+            "a cluster spec's fields are named in text; int 1 is not a field name",
+        ),
+        (
+            lambda: ClusterSpec.model_validate_strings({"nodes": "4", None: "2"}),
+            "a cluster spec's fields are named in text; NoneType None is not a field name",
+        ),
+        (
             lambda: ClusterSpec.model_validate_json("{"),
             "a cluster spec is not valid JSON (EOF while parsing an object at line 1 column 1)",
         ),

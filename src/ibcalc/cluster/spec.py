@@ -9,7 +9,7 @@ see :class:`~ibcalc.errors.ClusterError`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from fractions import Fraction
 from functools import partial
@@ -292,6 +292,7 @@ class ClusterSpec(NoBoolNumbers):
     def model_validate(cls, obj: Any, **options: Any) -> Self:
         """:meth:`pydantic.BaseModel.model_validate`, raising the constructor's
         :class:`~ibcalc.errors.ClusterError` (not pydantic's ``ValidationError``)."""
+        _refuse_unnamed_keys(obj)
         return _one_line(partial(super().model_validate, obj, **options))
 
     @classmethod
@@ -304,6 +305,7 @@ class ClusterSpec(NoBoolNumbers):
     def model_validate_strings(cls, obj: Any, **options: Any) -> Self:
         """:meth:`pydantic.BaseModel.model_validate_strings`, raising the constructor's
         :class:`~ibcalc.errors.ClusterError` (not pydantic's ``ValidationError``)."""
+        _refuse_unnamed_keys(obj)
         return _one_line(partial(super().model_validate_strings, obj, **options))
 
     @field_validator("intra", "inter", "system", "host_pcie", "wan", mode="before")
@@ -426,6 +428,18 @@ def _cluster_error(exc: ValidationError) -> ClusterError:
     else:
         message = f"{{{field}}} {shown}: {error['msg'].lower()}"
     return ClusterError(message, field=field)
+
+
+def _refuse_unnamed_keys(obj: object) -> None:
+    """Refuse a mapping with a key that is no text: it fails Python's own keyword call, with a
+    bare TypeError ("keywords must be strings"), before any field is looked at (a review)."""
+    if isinstance(obj, Mapping):
+        keys = [k for k in obj if not isinstance(k, str)]
+        if keys:
+            raise ClusterError(
+                f"a cluster spec's fields are named in text; {type(keys[0]).__name__} "
+                f"{echo(keys[0])} is not a field name"
+            )
 
 
 def _one_line(read: Callable[[], _Spec]) -> _Spec:
