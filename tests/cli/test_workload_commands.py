@@ -1644,6 +1644,26 @@ def test_a_layout_refused_while_train_runs_quotes_the_value_as_typed() -> None:
     )
 
 
+def test_a_count_derived_from_the_one_typed_is_not_quoted_as_typed() -> None:
+    """--dp 6 over 2 sites reduces within each site over 3 dp ranks (tp 1 x pp 8 on 6 DGX H100,
+    48 GPUs), which do not divide the 8-GPU domain: the library refuses the 3 under --dp. The
+    refusal had quoted the 6 typed in its place ("--dp '6' does not divide ..."); it keeps the
+    library's 3, as where --dp is not typed."""
+    argv = ["train", "--model", "llama3-70b", "--system", "dgx-h100", "-N", "6", "--tp", "1"]
+    argv += ["--pp", "8", "--sites", "2", "--wan", "wan-100g", "--hierarchical"]
+    refusal = (
+        "error: --dp 3 does not divide the 8-GPU scale-up domain: some dp groups would straddle "
+        "two domains\n"
+    )
+    assert _error(*argv, "--dp", "6") == refusal
+    assert _error(*argv) == refusal
+    # the count typed, written otherwise, is still quoted as typed
+    assert _error(*argv[:-1], "--dp", "6.0") == (
+        "error: --dp '6.0' does not divide the 8-GPU scale-up domain: some dp groups would "
+        "straddle two domains (see 'ibcalc train --help')\n"
+    )
+
+
 @pytest.mark.parametrize(
     "command", [["train"], ["infer"], ["checkpoint", "--storage", "ddn-ai400x2"]]
 )

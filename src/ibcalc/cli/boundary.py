@@ -226,7 +226,8 @@ def _field_line(exc: FieldError) -> str:
     words (:attr:`FieldError.value`), the value quoted as typed: ``--part-size '1MB' is less
     than ...``, where the library, handed the bytes, writes ``1 MB`` (and ``--tp 16`` had come
     unquoted), so that :func:`with_help_hint` gives it the command's hint as every other
-    refusal of a value. A refusal of values given together keeps its words."""
+    refusal of a value. A refusal of values given together keeps its words, as does one of a
+    count that is not the count typed (:func:`_typed_count`)."""
     names = as_typed(FIELD_FLAGS)
     line = exc.render(names)
     command = _RUNNING.get()
@@ -236,7 +237,22 @@ def _field_line(exc: FieldError) -> str:
     head = f"{said} {exc.value} "
     if typed is None or exc.value is None or not line.startswith(head):
         return line
+    if not _typed_count(typed, exc.value):
+        return line
     return f"{said} {shown(typed)} {line[len(head) :]}"
+
+
+def _typed_count(typed: str, value: str) -> bool:
+    """Whether ``typed`` may stand for ``value`` in a refusal: where ``value`` is a count (ASCII
+    digits), only if ``typed`` reads as that number. A count the library derives from the one
+    typed is refused under its field (each site's 3 dp ranks of ``--dp 6 --sites 2``), and had
+    been quoted as the 6 typed; other values (``1 MB`` for ``1MB``) are taken as typed."""
+    if not (value.isascii() and value.isdigit()):
+        return True
+    try:
+        return float(typed) == int(value)
+    except ValueError:
+        return False
 
 
 def with_help_hint(line: str, path: str, options: Collection[str]) -> str:
