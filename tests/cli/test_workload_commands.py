@@ -1760,6 +1760,19 @@ def test_checkpoint_rates_and_limits_print_in_one_unit_and_counts_with_one_separ
     assert "125000" not in many.stdout
 
 
+def test_checkpoint_replicas_past_a_thousand_print_with_the_separator() -> None:
+    """The restore's note had said '20000 data-parallel replicas' below a table of '2,000 x
+    ddn-ai400x2' and '125,000 nodes' (125,000 x 8 = 10^6 GPUs hold 20,000 replicas)."""
+    args = ["checkpoint", "--params", "70B", "--system", "dgx-h100", "-N", "125000"]
+    args += ["--storage", "ddn-ai400x2", "--storage-units", "2000", "--replicas", "20000"]
+    result = runner.invoke(APP, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "restore: the weights are read by each of 20,000 data-parallel replicas" in (
+        result.stdout
+    )
+    assert "20000" not in result.stdout
+
+
 def test_compare_says_one_rate_serves_every_layout() -> None:
     """--tflops prices every layout's compute at one rate, whatever the shape of its matrix
     multiplies: DeepSeek-V3 on 32 DGX H100 at 300 TFLOP/s ranks tp 8, pp 32, ep 1 first, its

@@ -534,7 +534,7 @@ def checkpoint(
     if spec.replicas > 1:
         # no optimizer state saved: none is read (it had been said to be read once: review CZ)
         notes.append(
-            f"restore: the weights are read by each of {spec.replicas} data-parallel replicas"
+            f"restore: the weights are read by each of {spec.replicas:,} data-parallel replicas"
             + (", the optimizer state once" if spec.optimizer else "")
         )
     for transfer in (save, restore):
