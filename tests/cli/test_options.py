@@ -289,6 +289,10 @@ def test_distance_and_rtt_set_the_wan_latency() -> None:
             "--distance '800ft' is not understood (write km, m or mi: 800km, 5000m, 500mi",
         ),
         (["--rtt", "3xs"], "--rtt '3xs' is not understood (use ns, us, ms, s, min or h"),
+        # metres or minutes: not sent to --distance as 5 metres; its units name min
+        (["--rtt", "5m"], "--rtt '5m' is not understood (use ns, us, ms, s, min or h"),
+        (["--rtt", "5 M"], "--rtt '5 M' is not understood (use ns, us, ms, s, min or h"),
+        (["--rtt", "5mi"], "--rtt '5mi' is a distance: give it to --distance (the fibre route"),
     ],
 )
 def test_a_wan_value_of_the_other_option_s_kind_is_sent_to_it(given: list[str], line: str) -> None:

@@ -357,11 +357,16 @@ _SIBLINGS = {
 def _sibling(parse: Callable[[], float], flag: str, text: str) -> float:
     """``parse()``; where it refuses ``text``, that it is the other WAN option's kind if it
     reads as one (``--distance 800ms``: "is a time: give it to --rtt"; it had been told only
-    the units of a distance), else the refusal as it is."""
+    the units of a distance), else the refusal as it is. A bare ``m`` given to ``--rtt`` keeps
+    the refusal, whose units name ``min``: ``5m`` may be minutes as well as metres (it had been
+    sent to ``--distance`` as 5 metres)."""
     try:
         return parse()
     except UnitError as refused:
         kind, other, what = _SIBLINGS[flag]
+        unit = text.strip().lower()
+        if flag == "--rtt" and unit.endswith("m") and not unit.endswith("km"):
+            raise
         try:
             if flag == "--distance":
                 parse_time(text, unit_required=True, what=other)
