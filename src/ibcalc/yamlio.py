@@ -529,6 +529,10 @@ def _type_message(error: Any) -> str | None:
                 # a number's field: 'write true or false' had led to true, read as 1 there
                 return f"{shown(value)} is not {what} (YAML 1.1 would read it as true or false)"
             return f"{shown(value)} is not {what}: {hint}"
+    if what == "an integer" and re.fullmatch(r"\s*[-+]?(?:0|[1-9][0-9]*)\s*", value):
+        # a decimal integer is text only when quoted: nodes: "32" had read "'32' is not an
+        # integer", beside "'12' is text, not a number: write it without quotes" for a ratio
+        return f"{shown(value)} is text, not an integer: write it without quotes"
     return f"{shown(value)} is not {what}"
 
 

@@ -566,6 +566,16 @@ def test_design_show_reports_every_problem(
             'fabric: {rail_optimized: "false"}\n',
             "2:10: fabric.rail_optimized: 'false' is quoted text: write false without quotes",
         ),
+        # a quoted count had read "'8' is not an integer", beside "is text, not a number: write
+        # it without quotes" for a quoted gap ratio
+        (
+            'gpus_per_node: "8"\n',
+            "2:1: gpus_per_node: '8' is text, not an integer: write it without quotes",
+        ),
+        (
+            "fabric: {radix: ' 64', tiers: 2}\n",
+            "2:10: fabric.radix: ' 64' is text, not an integer: write it without quotes",
+        ),
         # a mapping had read pydantic's "Input should be a valid boolean" (review CU)
         ("fabric: {sharp: {}}\n", "2:10: fabric.sharp: a mapping is not true or false"),
         # a quantity given true had read Python's True (review CW)
