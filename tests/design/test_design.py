@@ -576,6 +576,18 @@ def test_design_show_reports_every_problem(
             "fabric: {radix: ' 64', tiers: 2}\n",
             "2:10: fabric.radix: ' 64' is text, not an integer: write it without quotes",
         ),
+        # a requirement key with nothing under it had read "empty requirement: use one of
+        # allreduce, ...", which named the key written; beside another key it had been dropped
+        (
+            "requirements:\n  - gap:\n",
+            "3:5: requirements[0].gap: nothing is given under it: give its target, e.g. "
+            "'- gap: {max_ratio: 12}', or remove it",
+        ),
+        (
+            "requirements:\n  - allreduce: {size: 1GB, max_time: 1s}\n    broadcast:\n",
+            "4:5: requirements[0].broadcast: nothing is given under it: give its target, e.g. "
+            "'- broadcast: {size: 1GB, max_time: 10ms}', or remove it",
+        ),
         # a mapping had read pydantic's "Input should be a valid boolean" (review CU)
         ("fabric: {sharp: {}}\n", "2:10: fabric.sharp: a mapping is not true or false"),
         # a quantity given true had read Python's True (review CW)

@@ -88,6 +88,10 @@ INVALID = [
         BASE + "requirements:\n  - {gap: {max_ratio: 9}, switches: {max: 1}}\n",
     ),
     ("null requirement", BASE + "requirements:\n  - allreduce:\n"),
+    (
+        "null requirement beside another",
+        BASE + "requirements:\n  - allreduce: {size: 1GB, max_time: 1s}\n    broadcast:\n",
+    ),
     ("unknown top-level key", BASE + "nodess: 4\n"),
     ("unknown target key", BASE + "requirements:\n  - allreduce: {size: 1GB, max_tim: 1s}\n"),
     ("unknown fabric key", BASE + "fabric:\n  swich: qm9700\n"),

@@ -34,6 +34,7 @@ from pydantic import (
     StrictBool,
     StrictInt,
     ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     create_model,
     field_validator,
@@ -633,6 +634,12 @@ _OTHER_TARGETS: dict[str, type[BaseModel]] = {
     "switches": SwitchesTarget,
 }
 OTHER_KEYS: tuple[str, ...] = tuple(_OTHER_TARGETS)
+#: A target of each non-collective requirement, shown where one is missing.
+_EXAMPLE_TARGETS = {
+    "gap": "{max_ratio: 12}",
+    "oversubscription": "{max: 2}",
+    "switches": "{max: 24}",
+}
 #: Every requirement key, in the order the schema lists them.
 REQUIREMENT_KEYS: tuple[str, ...] = (*COLLECTIVE_KEYS, *OTHER_KEYS)
 
@@ -641,7 +648,7 @@ Target = CollectiveTarget | GapTarget | OversubscriptionTarget | SwitchesTarget
 
 def _one_target(schema: dict[str, Any]) -> None:
     """A requirement's one key holds its target, never null (``- allreduce:`` with nothing under
-    it is refused as an empty requirement)."""
+    it is refused by name)."""
     schema["minProperties"] = schema["maxProperties"] = 1
     for key, value in schema.get("properties", {}).items():
         kept = [s for s in value.get("anyOf", []) if s != {"type": "null"}]
@@ -673,6 +680,20 @@ class _Requirement(BaseModel):
                 "max_time: 10ms}', not 'collective: ...' beside its targets"
             )
         return data
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _not_null(cls, value: Any, info: ValidationInfo) -> Any:
+        # '- broadcast:' had read "empty requirement: use one of allreduce, ..., broadcast, ...",
+        # and a null key beside another requirement's had been dropped (the JSON Schema refuses
+        # it)
+        if value is None:
+            example = _EXAMPLE_TARGETS.get(str(info.field_name), "{size: 1GB, max_time: 10ms}")
+            raise ValueError(
+                f"nothing is given under it: give its target, e.g. '- {info.field_name}: "
+                f"{example}', or remove it"
+            )
+        return value
 
     @model_validator(mode="after")
     def _exactly_one(self) -> _Requirement:
