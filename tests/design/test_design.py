@@ -606,6 +606,25 @@ def test_a_value_of_the_wrong_kind_is_named_in_yaml_words(
     assert err.splitlines() == [f"error: {path}:{line}"]
 
 
+def test_a_ratio_per_tier_says_how_many_it_got(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three ratios for three tiers had read "takes one ratio, or a list [leaf, spine]" alone,
+    which did not say why three are one too many."""
+    path = write(
+        tmp_path,
+        "t.yaml",
+        "name: t\nnodes: 256\nsystem: dgx-h100\n"
+        "fabric:\n  switch: qm9700\n  tiers: 3\n  oversubscription: [2, 2, 2]\n",
+    )
+    code, out, err = run(["design", "show", str(path)], capsys)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"error: {path}:7:3: fabric.oversubscription: oversubscription takes one ratio, or a "
+        "list [leaf, spine]: 3 given (the top tier has no uplinks to taper)"
+    ]
+
+
 def test_design_quantities_need_units(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     design = tmp_path / "bare.yaml"
     design.write_text(

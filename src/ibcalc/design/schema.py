@@ -306,7 +306,12 @@ GapRatio = Annotated[
 def _ratios(value: Any) -> Any:
     if isinstance(value, list | tuple):
         if not 1 <= len(value) <= MAX_TIERS - 1:
-            raise ValueError("oversubscription takes one ratio, or a list [leaf, spine]")
+            # [2, 2, 2] for three tiers had read only the first half of this: the top tier has
+            # no uplinks, so three levels take two ratios
+            raise ValueError(
+                "oversubscription takes one ratio, or a list [leaf, spine]: "
+                f"{len(value)} given" + (" (the top tier has no uplinks to taper)" if value else "")
+            )
         return tuple(parse_ratio(v) for v in value)
     return (parse_ratio(value),)
 
