@@ -1423,6 +1423,33 @@ def test_a_spine_ratio_on_a_two_level_fabric_is_a_warning_at_its_key(
     assert flat.warnings == []
 
 
+def test_a_leaf_ratio_on_one_switch_is_a_warning_at_its_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """4 DGX H100 (32 NDR ports) fit one QM9700: a leaf ratio has no uplinks to act on. It had
+    been said in the text report's header only, so a JSON or GitHub report passed an
+    `oversubscription: {max: 1}` gate on a file that asked for 3:1 without a word."""
+    text = (
+        "name: one\nnodes: 4\nsystem: dgx-h100\n"
+        "fabric: {switch: qm9700, oversubscription: 3}\n"
+        "requirements:\n  - oversubscription: {max: 1}\n"
+    )
+    warned = []
+    for name, body in (
+        ("one.yaml", text),
+        ("flat.yaml", text.replace(": 3}", ": 1}")),  # 1:1: nothing to warn about
+        ("two.yaml", text.replace("qm9700,", "qm9700, tiers: 2,")),  # uplinks: used
+    ):
+        code, out, _ = run(["check", str(write(tmp_path, name, body)), "--format", "json"], capsys)
+        (report,) = json.loads(out)["files"]
+        warned.append((code, [(w["line"], w["col"], w["message"]) for w in report["warnings"]]))
+    leaf = (
+        "fabric.oversubscription: the leaf ratio 3:1 is not used: the sized fabric has 1 switch "
+        "level, no uplinks; the predictions are without it (fabric.tiers: 2 builds a spine)"
+    )
+    assert warned == [(0, [(4, 26, leaf)]), (0, []), (1, [])]
+
+
 def test_words_of_a_sized_tier_count_and_a_resized_pcie_node(
     tmp_path: Path, builtin_catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1423,9 +1423,9 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
     """Settings of the file the cluster cannot honour, each at its key: ``fabric.sharp: true``
     on a fabric without SHARP, ``fabric.link``, ``fabric.switch``, ``fabric.radix`` and
     ``fabric.oversubscription`` on one scale-up domain (no network),
-    a spine ratio in ``fabric.oversubscription`` on a fabric sized to
-    fewer than three levels, a tier's ratio the switch cannot split exactly (built smaller),
-    ``nvls: true`` on a scale-up link without NVLink SHARP. The
+    a leaf ratio in ``fabric.oversubscription`` on a fabric of one switch level, a spine ratio
+    on a fabric sized to fewer than three levels, a tier's ratio the switch cannot split
+    exactly (built smaller), ``nvls: true`` on a scale-up link without NVLink SHARP. The
     check still runs (without them), but a setting silently dropped would make a passing CI
     gate claim something about a cluster that is not the one written."""
     problems = _Problems(doc)
@@ -1453,6 +1453,16 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
         # one NVL72 rack with a 2:1 fabric had read 'as priced: oversubscription 2:1, ...
         # every byte crosses the tapered uplinks' in check, 'ignored' in design show
         problems.add(("fabric", "oversubscription"), unpriced)
+    if sizing is not None and sizing.tiers == 1 and ratios and ratios[0] != 1 and not unpriced:
+        # one switch has no uplinks: a leaf ratio had been dropped with a line in the text
+        # header only, so a JSON or GitHub report passed 'oversubscription: {max: 1}' silently
+        # on a file that asked for 3:1, as the spine ratio below had
+        problems.add(
+            ("fabric", "oversubscription"),
+            f"the leaf ratio {format_oversubscription(ratios[0])} is not used: the sized fabric "
+            "has 1 switch level, no uplinks; the predictions are without it (fabric.tiers: 2 "
+            "builds a spine)",
+        )
     if sizing is not None and sizing.tiers < 3 and len(ratios) > 1 and ratios[1] != 1:
         problems.add(
             ("fabric", "oversubscription"),
