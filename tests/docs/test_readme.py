@@ -85,12 +85,34 @@ def _examples() -> list[tuple[str, list[str]]]:
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+def _readme_width() -> str:
+    """The page width the README says its examples are laid out for: it had not said, and an
+    80-column terminal or a pipe (160) shows another layout than the one pasted."""
+    found = re.search(r"laid out for a page (\d+) columns wide \(`COLUMNS=(\d+)`\)", README)
+    assert found is not None, "the README states the page width of its examples"
+    assert found[1] == found[2]
+    return found[1]
+
+
+def test_readme_example_files_are_in_the_checkout() -> None:
+    """The files the README's examples read are in this repository, and the README says to run
+    those from the checkout (from anywhere else they end 'no such file')."""
+    import shlex
+
+    assert "run those from the checkout" in README
+    paths = [arg for command, _ in _examples() for arg in shlex.split(command) if "/" in arg]
+    assert len(paths) == 4
+    for path in paths:
+        assert (ROOT / path).is_file(), path
+
+
 def test_readme_examples_are_current_output(monkeypatch: object) -> None:
-    """Every README example is what the tool prints now at 100 columns: its lines appear in the
-    command's output, in order (an example leaves lines out only where a line of ``...`` says
-    so, and never changes one: the train and infer examples had left out their per-phase notes
-    and a SHARP hint without a mark, the checkpoint and gap examples an assumption: review CZ).
-    Dates are compared as dates. Rerun the commands after a change and paste their output."""
+    """Every README example is what the tool prints now at the width the README states: its
+    lines appear in the command's output, in order (an example leaves lines out only where a
+    line of ``...`` says so, and never changes one: the train and infer examples had left out
+    their per-phase notes and a SHARP hint without a mark, the checkpoint and gap examples an
+    assumption: review CZ). Dates are compared as dates. Rerun the commands after a change and
+    paste their output."""
     import shlex
 
     import pytest
@@ -103,8 +125,9 @@ def test_readme_examples_are_current_output(monkeypatch: object) -> None:
     examples = _examples()
     assert len(examples) >= 10
     runner = CliRunner()
+    width = _readme_width()
     for command, shown in examples:
-        result = runner.invoke(app, shlex.split(command)[1:], env={"COLUMNS": "100"})
+        result = runner.invoke(app, shlex.split(command)[1:], env={"COLUMNS": width})
         output = result.output
         if result.stderr_bytes and result.stderr not in output:
             output += result.stderr  # click's runner mixes stderr into output in some releases
