@@ -30,9 +30,11 @@ PCIe Gen3, NVLS off, an added transport latency) check that each diagnosis finds
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import math
+import os
 import re
 import statistics
 import sys
@@ -3002,3 +3004,36 @@ def test_a_log_naming_its_transport_is_not_said_to_hide_the_network(catalogue: C
         "the log shows NCCL's transport ('Using network IB', line 57), not the link or its "
         "speed: the expectation assumes 4 x ndr per node"
     )
+
+
+def test_the_report_is_laid_out_for_the_terminal_it_is_printed_on(
+    catalogue: Catalogue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an 80-column terminal with no COLUMNS, nccl-check's report fits 80 columns, as every
+    estimate's does: it is built in a buffer, which is no terminal, and had been laid out for
+    140 (fixture 10: 50 of its lines past the terminal's edge, the longest 139). COLUMNS still
+    wins, and a pipe keeps 140."""
+    from ibcalc.render.logs import render_checks
+
+    class Terminal:
+        def isatty(self) -> bool:
+            return True
+
+        def fileno(self) -> int:
+            return 1
+
+    check = one(SWEEPS / "10_allreduce_2node_8xH100_ib.txt", catalogue)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr("os.get_terminal_size", lambda *_: os.terminal_size((80, 24)))
+    monkeypatch.setattr(sys, "stdout", Terminal())
+
+    def widest() -> int:
+        return max(len(line) for line in render_checks([check]).splitlines())
+
+    assert widest() == 80
+    monkeypatch.setenv("COLUMNS", "100")
+    assert widest() == 99
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    monkeypatch.delenv("COLUMNS")
+    assert widest() == 139

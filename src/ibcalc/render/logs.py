@@ -17,6 +17,7 @@ import io
 import json
 import os
 import re
+import sys
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -49,7 +50,14 @@ from ibcalc.logs.results import (
     line_span,
 )
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
-from ibcalc.render.stream import PipeConsole, TrimmedStream, env_columns, left_out, unit_wrap
+from ibcalc.render.stream import (
+    PipeConsole,
+    TrimmedStream,
+    env_columns,
+    left_out,
+    terminal_width,
+    unit_wrap,
+)
 from ibcalc.textsafe import printable
 from ibcalc.units import NS_BELOW_S, fixed, plural
 
@@ -82,7 +90,9 @@ _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def _console(stream: TextIO) -> Console:
-    width = env_columns(140)
+    # laid out for the terminal stdout is, else $COLUMNS, else 140: the text is built in a
+    # buffer, which is no terminal, and an 80-column terminal had been given 140-column lines
+    width = terminal_width(sys.stdout) or env_columns(140)
     trimmed = TrimmedStream(stream)  # rich pads table lines to the width: no trailing spaces
     return PipeConsole(file=trimmed, highlight=False, width=max(60, width), soft_wrap=False)
 

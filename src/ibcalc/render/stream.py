@@ -39,6 +39,7 @@ __all__ = [
     "fit_columns",
     "left_out",
     "stderr_wrap",
+    "terminal_width",
     "text_width",
     "trim_line",
     "unit_wrap",
@@ -212,6 +213,16 @@ def unit_wrap(text: str, width: int, keep: Iterable[str] = (), indent: str = "")
     return "\n".join(out).replace("\x00", " ") if kept else "\n".join(out)
 
 
+def terminal_width(stream: TextIO | None) -> int:
+    """The width of the terminal ``stream`` writes to, as rich takes it (``$COLUMNS`` where it
+    is set, else the terminal's size), or 0 where ``stream`` is no terminal (a pipe, a file, a
+    closed stream)."""
+    with contextlib.suppress(ValueError, OSError):  # a closed stream is no terminal
+        if stream is not None and stream.isatty():
+            return Console(file=stream).width
+    return 0
+
+
 def stderr_wrap(text: str, keep: Iterable[str] = ()) -> str:
     """``text``, a note or a verdict for stderr, broken as the notes of a report are
     (:func:`unit_wrap`), at the width of the terminal stderr is, else at ``$COLUMNS``; as it is
@@ -223,12 +234,7 @@ def stderr_wrap(text: str, keep: Iterable[str] = ()) -> str:
     message starts at the margin, and the first word (FAIL, wrote, note:) is never alone on its
     line: it keeps the next word, or the kept phrase that follows it (a path wider than the
     page had left "FAIL" alone, and ``grep '^FAIL .* run'`` missed the line)."""
-    stream = sys.stderr
-    width = 0
-    with contextlib.suppress(ValueError, OSError):  # a closed stderr is no terminal
-        if stream is not None and stream.isatty():
-            width = Console(file=stream).width
-    width = width or env_columns(0)
+    width = terminal_width(sys.stderr) or env_columns(0)
     if not width:
         return text
     keep = list(keep)
