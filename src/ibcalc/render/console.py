@@ -91,7 +91,8 @@ _BAR = "▏▎▍▌▋▊▉█"
 
 
 def page_width() -> int:
-    """The width output is laid out for: the terminal's, else $COLUMNS, else 160."""
+    """The width output is laid out for: $COLUMNS where set (rich reads it before the
+    terminal), else the terminal's, else 160 for a pipe or a file."""
     return _console().width
 
 
