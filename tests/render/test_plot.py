@@ -804,3 +804,20 @@ def test_a_missing_directory_with_an_apostrophe_is_quoted_as_repr_would(tmp_path
     with pytest.raises(PlotError) as info:
         check_target(tmp_path / "it's" / "plot.png")
     assert str(info.value).endswith(f'no directory "{tmp_path}/it\'s"')
+
+
+def test_the_time_panel_labels_a_decade_without_trailing_zeros(tmp_path: Path) -> None:
+    """The time panel of sweep --plot-time labelled its decades '100 us', '1.00 ms', '10.0 ms'
+    and '100 ms': the zeros a column of times keeps, on ticks that are round. All-reduce over
+    4 x DGX H100, 1 MiB-16 GiB, spans about 100 us to 90 ms: its ticks read '1 ms' and '10 ms'."""
+    pytest.importorskip("matplotlib")
+    svg = tmp_path / "time.svg"
+    argv = ["sweep", "allreduce", "-b", "1M", "-e", "16G", "-f", "4", "-N", "4"]
+    result = runner.invoke(app, [*argv, "--plot", str(svg), "--plot-time"])
+    assert result.exit_code == 0, result.stderr
+    text = svg.read_text(encoding="utf-8")
+    assert "<!-- 1 ms -->" in text
+    assert "<!-- 10 ms -->" in text
+    assert "<!-- 100 ms -->" in text
+    assert "1.00 ms" not in text
+    assert "10.0 ms" not in text

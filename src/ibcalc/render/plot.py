@@ -821,7 +821,8 @@ def plot_sweep(
         ax_time.set_ylabel("time per collective")
         ax_time.grid(True, which="major", alpha=0.35)
         ax_time.grid(True, which="minor", alpha=0.12)
-        _plain_log_axis(ax_time.yaxis, format_time)
+        # a decade's tick reads '10 ms', not '10.0 ms' (the zeros a column of times keeps)
+        _plain_log_axis(ax_time.yaxis, lambda seconds: format_time(seconds, zeros=False))
     bottom.set_xlabel("message size S (bytes, nccl-tests convention)")
     _size_ticks(ax, low, high)
     if footnote:
