@@ -5,6 +5,7 @@ measured-points CSV; and the path without matplotlib (exit 2 with the install hi
 from __future__ import annotations
 
 import json
+import re
 import sys
 import warnings
 import xml.etree.ElementTree as ET
@@ -821,3 +822,33 @@ def test_the_time_panel_labels_a_decade_without_trailing_zeros(tmp_path: Path) -
     assert "<!-- 100 ms -->" in text
     assert "1.00 ms" not in text
     assert "10.0 ms" not in text
+
+
+def test_a_busbw_axis_below_a_ten_thousandth_is_labelled_without_an_exponent(
+    tmp_path: Path,
+) -> None:
+    """All-reduce of 4-64 B on 16 x DGX H100 draws busbw down to about 2e-5 GB/s (ring and the
+    hierarchical what-if): the axis had read '0.0001' above '1e-05', one tick in exponent form
+    among plain numbers. It reads '0.00001'."""
+    pytest.importorskip("matplotlib")
+    svg = tmp_path / "small.svg"
+    argv = ["sweep", "allreduce", "-b", "4", "-e", "64", "-f", "4", "-N", "16"]
+    result = runner.invoke(app, [*argv, "--plot", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    text = svg.read_text(encoding="utf-8")
+    assert "<!-- 0.00001 -->" in text
+    assert "<!-- 0.0001 -->" in text
+    assert not re.search(r"<!-- [\d.]+e-\d+ -->", text)
+
+
+def test_the_gap_plot_rounds_a_bar_label_as_the_table_does(tmp_path: Path) -> None:
+    """gap --intra nvlink4 --inter efa-v2 --nics-per-node 8: one EFA v2 per GPU achieves
+    11.25 GB/s, which the table prints 11.3 (half up) and the bar's label had written 11.2 (the
+    float's own rounding of a tie)."""
+    pytest.importorskip("matplotlib")
+    svg = tmp_path / "efa.svg"
+    argv = ["gap", "--intra", "nvlink4", "--inter", "efa-v2", "--nics-per-node", "8"]
+    result = runner.invoke(app, [*argv, "--plot", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    assert "11.3 GB/s achievable" in result.stdout
+    assert "<!-- 12.5 GB/s line / 11.3 GB/s achievable -->" in svg.read_text(encoding="utf-8")

@@ -553,10 +553,12 @@ def _label_ceilings(ax: Any, ceilings: Sequence[Ceiling]) -> None:
 
 
 def _gbps_label(value: float) -> str:
-    """A bandwidth in GB/s with about 3 significant digits and no exponent."""
+    """A bandwidth in GB/s with about 3 significant digits and no exponent, rounded as the
+    tables round it (:func:`format_number`): '%.3g' had labelled a busbw axis reaching 1e-6 GB/s
+    '1e-06' below '0.0001', and written EFA v2's 11.25 GB/s '11.2' where the tables print 11.3."""
     if value >= 100:
         return f"{value:.0f}"
-    return f"{value:.3g}"
+    return format_number(value)
 
 
 def _mark_switches(
