@@ -852,3 +852,31 @@ def test_the_gap_plot_rounds_a_bar_label_as_the_table_does(tmp_path: Path) -> No
     assert result.exit_code == 0, result.stderr
     assert "11.3 GB/s achievable" in result.stdout
     assert "<!-- 12.5 GB/s line / 11.3 GB/s achievable -->" in svg.read_text(encoding="utf-8")
+
+
+def test_a_check_plot_legend_too_wide_for_two_columns_takes_one(tmp_path: Path) -> None:
+    """nccl-check of log 13 (all-gather on 64 H100s) names its expected line '8 x 8 GPUs
+    (dgx-h100) nvlink4 + ...' and its points by the log's 72-character file name: in two columns
+    the legend was wider than the picture, both ends cut off (the left column's line samples,
+    the file name's '.txt)'). It is drawn in one column, every label starting at one x."""
+    pytest.importorskip("matplotlib")
+    log = Path(__file__).parents[1] / "logs" / "fixtures"
+    log /= "13_allgather_16node_64xH100_slingshot_kestrel_table_only_crlf.txt"
+    svg = tmp_path / "check.svg"
+    result = runner.invoke(app, ["nccl-check", str(log), "--plot", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    text = svg.read_text(encoding="utf-8")
+    expected_x, expected_y = _svg_text_at(
+        text, "expected (8 x 8 GPUs (dgx-h100) nvlink4 + 8 x ndr per node with NVLS)"
+    )
+    measured_x, measured_y = _svg_text_at(text, f"measured ({log.name})")
+    assert measured_x == expected_x
+    assert measured_y > expected_y
+    # a legend that fits in two keeps them: a sweep's first entry and its last side by side
+    two = tmp_path / "two.svg"
+    result = runner.invoke(app, [*SWEEP, "--plot", str(two)])
+    assert result.exit_code == 0, result.stderr
+    text = two.read_text(encoding="utf-8")
+    first_x, _ = _svg_text_at(text, "shaded: likely range of a measurement")
+    last_x, _ = _svg_text_at(text, "hollow: equivalent busbw, not a wire rate")
+    assert last_x > first_x + 100

@@ -814,8 +814,20 @@ def plot_sweep(
                 )
             )
             names.append(name)
-    # Below the axes, so no curve or ceiling is hidden behind it.
-    fig.legend(handles, names, loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+    # Below the axes, so no curve or ceiling is hidden behind it; in one column where two are
+    # wider than the picture (nccl-check of a log with a long file name had cut both columns'
+    # ends off), the picture taller by the rows added
+    legend = fig.legend(
+        handles, names, loc="outside lower center", ncols=2, fontsize=8, frameon=False
+    )
+    with warnings.catch_warnings():
+        # measuring lays the labels out: a glyph the font lacks warns, as in _save
+        warnings.simplefilter("ignore", UserWarning)
+        too_wide = legend.get_window_extent().width > fig.bbox.width
+    if too_wide:
+        legend.remove()
+        fig.legend(handles, names, loc="outside lower center", ncols=1, fontsize=8, frameon=False)
+        fig.set_figheight(fig.get_figheight() + 0.17 * (len(names) - math.ceil(len(names) / 2)))
     bottom = ax_time if ax_time is not None else ax
     if ax_time is not None:
         ax_time.set_xscale("log")
