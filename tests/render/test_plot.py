@@ -854,22 +854,27 @@ def test_the_gap_plot_rounds_a_bar_label_as_the_table_does(tmp_path: Path) -> No
     assert "<!-- 12.5 GB/s line / 11.3 GB/s achievable -->" in svg.read_text(encoding="utf-8")
 
 
+def _check_svg(name: str, tmp_path: Path) -> str:
+    """The SVG nccl-check --plot draws for the fixture log ``name``."""
+    pytest.importorskip("matplotlib")
+    svg = tmp_path / "check.svg"
+    log = Path(__file__).parents[1] / "logs" / "fixtures" / name
+    result = runner.invoke(app, ["nccl-check", str(log), "--plot", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    return svg.read_text(encoding="utf-8")
+
+
 def test_a_check_plot_legend_too_wide_for_two_columns_takes_one(tmp_path: Path) -> None:
     """nccl-check of log 13 (all-gather on 64 H100s) names its expected line '8 x 8 GPUs
     (dgx-h100) nvlink4 + ...' and its points by the log's 72-character file name: in two columns
     the legend was wider than the picture, both ends cut off (the left column's line samples,
     the file name's '.txt)'). It is drawn in one column, every label starting at one x."""
-    pytest.importorskip("matplotlib")
-    log = Path(__file__).parents[1] / "logs" / "fixtures"
-    log /= "13_allgather_16node_64xH100_slingshot_kestrel_table_only_crlf.txt"
-    svg = tmp_path / "check.svg"
-    result = runner.invoke(app, ["nccl-check", str(log), "--plot", str(svg)])
-    assert result.exit_code == 0, result.stderr
-    text = svg.read_text(encoding="utf-8")
+    name = "13_allgather_16node_64xH100_slingshot_kestrel_table_only_crlf.txt"
+    text = _check_svg(name, tmp_path)
     expected_x, expected_y = _svg_text_at(
-        text, "expected (8 x 8 GPUs (dgx-h100) nvlink4 + 8 x ndr per node with NVLS)"
+        text, "expected: 8 x 8 GPUs (dgx-h100) nvlink4 + 8 x ndr per node with NVLS"
     )
-    measured_x, measured_y = _svg_text_at(text, f"measured ({log.name})")
+    measured_x, measured_y = _svg_text_at(text, f"measured ({name})")
     assert measured_x == expected_x
     assert measured_y > expected_y
     # a legend that fits in two keeps them: a sweep's first entry and its last side by side
@@ -880,3 +885,14 @@ def test_a_check_plot_legend_too_wide_for_two_columns_takes_one(tmp_path: Path) 
     first_x, _ = _svg_text_at(text, "shaded: likely range of a measurement")
     last_x, _ = _svg_text_at(text, "hollow: equivalent busbw, not a wire rate")
     assert last_x > first_x + 100
+
+
+def test_the_check_plot_names_its_expected_line_without_nested_parentheses(
+    tmp_path: Path,
+) -> None:
+    """nccl-check of log 10 (all-reduce on 128 A100s) had named its line 'expected (16 x 8 GPUs
+    (dgx-a100) nvlink3 + 8 x hdr per node)', parentheses within parentheses; it reads as the
+    sweep plot names a fabric, with a colon."""
+    text = _check_svg("10_allreduce_OLD_FORMAT_128rank_A100-80GB_ib_coreweave.txt", tmp_path)
+    assert "<!-- expected: 16 x 8 GPUs (dgx-a100) nvlink3 + 8 x hdr per node -->" in text
+    assert "expected (" not in text

@@ -635,7 +635,9 @@ def plot_check(path: str | Path, check: RunCheck) -> Path:
     rows = check.rows
     series = [
         Series(
-            label=f"expected ({check.cluster})",
+            # a colon, as the sweep plot names a fabric: the cluster says its preset in
+            # parentheses, and "expected (8 x 8 GPUs (dgx-h100) ...)" had nested them
+            label=f"expected: {check.cluster}",
             size_bytes=tuple(float(r.size_bytes) for r in rows),
             busbw_GBps=tuple(r.expected_busbw_GBps for r in rows),
             time_s=tuple(r.expected_time_us * 1e-6 for r in rows),
