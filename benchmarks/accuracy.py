@@ -323,6 +323,17 @@ def by_release(results: Sequence[Result]) -> list[str]:
             for regime in REGIMES
         )
         lines.append(f"  {name:32s} {groups:2d} sources  {cells}")
+    # a source whose runs state a release for some and not for others counts in two groups:
+    # the counts above add up to more than the sources (a README reader added 10 + 3 + 12)
+    both = sorted(
+        {r.sample.group for r in stated} & {r.sample.group for r in unstated},
+    )
+    if both:
+        their = "its" if len(both) == 1 else "their"
+        lines.append(
+            f"  (in two groups: {', '.join(both)}, some of {their} runs stating a release and "
+            f"some not; {len({r.sample.group for r in results})} sources in all)"
+        )
     return lines
 
 
