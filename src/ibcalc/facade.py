@@ -72,6 +72,7 @@ from ibcalc.errors import (
 from ibcalc.memo import IdentityMemo
 from ibcalc.textsafe import shown
 from ibcalc.units import (
+    BITS_PER_BYTE,
     MAX_ENGINE_BYTES,
     GiB,
     MiB,
@@ -117,7 +118,7 @@ def parse_dtype(dtype: DType | str) -> DType:
 
 
 #: Bit widths an element type's name may carry (``float8``, ``int64``).
-_DTYPE_WIDTHS = frozenset(t.bytes * 8 for t in DType)
+_DTYPE_WIDTHS = frozenset(t.bytes * BITS_PER_BYTE for t in DType)
 
 
 def dtype_suggestions(name: str, n: int = 3) -> list[str]:
@@ -141,7 +142,7 @@ def dtype_suggestions(name: str, n: int = 3) -> list[str]:
         same = [
             spelt
             for spelt in names
-            if (kind := DType.parse(spelt)).bytes * 8 == width
+            if (kind := DType.parse(spelt)).bytes * BITS_PER_BYTE == width
             and (not integer or "int" in kind.value)
             and (not floating or "int" not in kind.value)
         ]
