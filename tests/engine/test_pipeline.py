@@ -53,6 +53,9 @@ cluster = round_topology
         (2, 8, 4, "nvlink", 8, "sweep 05: 2 x p4d, 4 EFA NICs per 8 A100, '8 coll channels'"),
         (2, 8, 32, "nvlink", 16, "sweep 06: 2 x p5, 32 EFA interfaces per 8 H100, '16'"),
         (2, 4, 4, "nvlink", 8, "sweeps 10-12: 2 x 4 H100, 4 NICs each, '8 coll channels'"),
+        # every ring of a PCIe node crosses every GPU's PCIe link: the NICs add no channel
+        (2, 8, 8, "pci", 4, "as on one PCIe node (sweeps 23, 25, 26): 4, not 2 per NIC"),
+        (2, 8, 1, "pci", 2, "one NIC per node: one ring, 2 channels"),
     ],
 )
 def test_channel_counts_are_the_ones_nccl_logs(

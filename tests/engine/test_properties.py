@@ -409,3 +409,27 @@ def test_faster_link_never_slows_a_fixed_choice_on_every_preset() -> None:
     # 134,136 times compared when written, 75,328 of them shorter on the faster link
     assert compared > 130_000
     assert shorter > compared // 2, (compared, shorter)
+
+
+def test_more_nics_never_slow_a_pcie_node() -> None:
+    """8 GPUs on PCIe Gen4 (pcie-8gpu) on 2 and 8 nodes, 2 -> 4 -> 8 NICs per node: no
+    (algorithm, protocol) of any collective, nor NCCL's choice, takes longer at 8 B to 16 GiB
+    by factors of 4. Every ring of a PCIe node crosses every GPU's PCIe link whichever NIC it
+    leaves by, so more NICs add no channel (docs/model.md#pipeline-fill: at most 4 on PCIe
+    nodes); they had, spreading the same PCIe rate over more channels: a 256 KiB broadcast on
+    8 nodes took 181 us with 4 NICs per node and 348 us with 8, a forced tree/Simple
+    all-reduce of 128 KiB on 2 nodes 474 us and 814 us. From 1 NIC (one ring, 2 channels) to
+    2 (4 channels) the share still moves (docs/model.md#limitations: tree/LL at 8 B on 2
+    nodes, 39.076 -> 39.081 us)."""
+    compared = shorter = 0
+    for nodes in (2, 8):
+        for worse, better in pairwise((2, 4, 8)):
+            counts = _never_slower(
+                "pcie-8gpu", nodes, {"nics_per_node": worse}, {"nics_per_node": better}, choice=True
+            )
+            compared += counts[0]
+            shorter += counts[1]
+    # the network binds at many sizes: more NICs shorten those (1,586 times compared when
+    # written, 972 of them shorter)
+    assert compared > 1_500
+    assert shorter > compared // 2, (compared, shorter)

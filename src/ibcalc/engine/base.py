@@ -269,12 +269,20 @@ def channels(topo: Topology, params: CostParams) -> int:
 
     Across nodes one ring per GPU-NIC pair, ``channels_per_nic`` channels each; inside a node
     ``channels_single_node`` over NVLink and ``channels_pcie`` over PCIe
-    (``data/cost_params.yaml`` cites each, with NCCL's logs).
+    (``data/cost_params.yaml`` cites each, with NCCL's logs). Across nodes of several GPUs on
+    PCIe, no more than ``channels_pcie``: every ring crosses every GPU's PCIe link whichever NIC
+    it leaves by, and NCCL's search takes each channel's bandwidth from every link it crosses,
+    so more NICs add no channel the PCIe links cannot carry (more had spread the same PCIe rate
+    over more channels: a 256 KiB broadcast on 8 x pcie-8gpu took 181 us with 4 NICs per node
+    and 348 us with 8).
     """
     pipe = params.pipeline
     if topo.domains > 1 and topo.out is not None:
         rings = min(topo.out.nics_per_domain, topo.m)
-        return min(pipe.max_channels, max(2, rings * pipe.channels_per_nic))
+        across = min(pipe.max_channels, max(2, rings * pipe.channels_per_nic))
+        if topo.m > 1 and topo.intra_path == "pci":
+            return min(across, pipe.channels_pcie)
+        return across
     if topo.intra_path == "pci":
         return min(pipe.max_channels, pipe.channels_pcie)
     return min(pipe.max_channels, pipe.channels_single_node)
