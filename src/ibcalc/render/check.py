@@ -9,7 +9,6 @@ that CI logs and files stay byte-stable. Writers of files go through :func:`writ
 from __future__ import annotations
 
 import decimal
-import json
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -44,6 +43,7 @@ from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import IbcalcError, UnitError, ValidationProblem, fill_fields
 from ibcalc.fabric.sizing import cheaper_cost
 from ibcalc.fileio import write_text
+from ibcalc.jsonmodel import json_text
 from ibcalc.render.console import page_width, span
 from ibcalc.render.stream import unit_wrap
 from ibcalc.textsafe import printable
@@ -854,7 +854,7 @@ def render_json(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ()) 
         "overrides": list(overrides),
         "files": files,
     }
-    return json.dumps(data, indent=2) + "\n"
+    return json_text(data)
 
 
 def _gh_data(text: str) -> str:
@@ -1071,7 +1071,7 @@ def write_atomic(path: str | Path, text: str) -> None:
 
 def schema_text(schema: dict[str, Any]) -> str:
     """The JSON Schema as written to ``examples/ibcalc-design.schema.json``."""
-    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+    return json_text(schema, ensure_ascii=False)
 
 
 def _end_to_end(end_to_end: float, worst: float) -> str:
@@ -1241,7 +1241,7 @@ def _not_sized(resolved: ResolvedDesign) -> str | None:
 
 def render_design_json(resolved: ResolvedDesign) -> str:
     """``ibcalc design show --format json``."""
-    return json.dumps(design_dict(resolved), indent=2) + "\n"
+    return json_text(design_dict(resolved))
 
 
 def _bw(value: float | None) -> str:

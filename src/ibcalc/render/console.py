@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
@@ -28,6 +27,7 @@ from ibcalc.catalogue.models import Catalogue, Link, Storage, System
 from ibcalc.engine.plan import NCCL_ALGORITHMS
 from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
+from ibcalc.jsonmodel import json_text
 from ibcalc.listing import listed
 from ibcalc.render.stream import (
     Drop,
@@ -152,7 +152,7 @@ def _fold(table: Table) -> Table:
 def render_json(data: Any, stream: TextIO | None = None) -> None:
     """Print ``data`` as indented JSON."""
     out = stream if stream is not None else _stdout()
-    out.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+    out.write(json_text(data))
 
 
 def _stdout() -> TextIO:

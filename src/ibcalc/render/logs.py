@@ -14,7 +14,6 @@ Every number carries its unit: sizes in bytes (KiB, MiB, GiB), times in us, band
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import sys
@@ -30,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ibcalc.errors import fill_fields
+from ibcalc.jsonmodel import json_text
 from ibcalc.listing import listed
 from ibcalc.logs.calibrate import (
     SIGNIFICANT_ERRORS,
@@ -511,7 +511,7 @@ def render_checks_json(
 ) -> str:
     """:func:`checks_dict` as indented JSON text."""
     data = checks_dict(checks, names=names, errors=errors, gate=gate)
-    return json.dumps(data, indent=2) + "\n"
+    return json_text(data)
 
 
 def _gh_data(text: str) -> str:
@@ -1003,7 +1003,7 @@ def render_calibration_report(
             "errors": [],
             "written": list(map(str, written)),
         }
-        return json.dumps(data, indent=2) + "\n"
+        return json_text(data)
     return render_calibration(calibration, names=names)
 
 
@@ -1018,4 +1018,4 @@ def render_unfitted_calibration(inputs: Sequence[str], errors: Sequence[Mapping[
         "errors": [dict(e) for e in errors],
         "written": [],
     }
-    return json.dumps(data, indent=2) + "\n"
+    return json_text(data)
