@@ -113,3 +113,11 @@ def test_json_text_writes_strict_json() -> None:
 def test_json_text_refuses_nan_and_infinity(bad: float) -> None:
     with pytest.raises(ValueError, match="JSON compliant"):
         json_text({"busbw_GBps": bad})
+
+
+def test_negative_zero_option_reads_as_zero_in_the_table() -> None:
+    args = ["allreduce", "--fabric", "ndr", "--nodes", "2", "--size", "1GB"]
+    result = runner.invoke(APP, [*args, "--cross-leaf", "-0.0"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.stderr
+    assert "--cross-leaf 0 ignored" in result.stdout
+    assert "-0 " not in result.stdout

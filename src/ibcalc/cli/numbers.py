@@ -171,7 +171,8 @@ def real(
             raise _refuse(raw, "is not a finite number" + (f" ({words})" if words else ""))
         if not _within(value, low, high):
             raise _out_of_range(raw, low, high, "")
-        return value
+        # -0.0 is 0: its sign had been echoed ("--cross-leaf -0 ignored")
+        return 0.0 if value == 0 else value
 
     return parse
 
