@@ -7,7 +7,10 @@ layers, 8 KV heads of 128; Meta's model card) and the element widths (bf16: 2 B)
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -121,3 +124,36 @@ def test_negative_zero_option_reads_as_zero_in_the_table() -> None:
     assert result.exit_code == 0, result.stderr
     assert "--cross-leaf 0 ignored" in result.stdout
     assert "-0 " not in result.stdout
+
+
+def test_sweep_csv_reads_back_as_numbers() -> None:
+    args = ["sweep", "allreduce", "--system", "dgx-a100", "--nodes", "8", "-b", "1G", "-e", "1G"]
+    result = runner.invoke(APP, [*args, "--format", "csv"])
+    assert result.exit_code == 0, result.stderr
+    # the notes go to stderr: stdout is the header and one row, nothing else
+    assert result.stderr.startswith("assumption: ")
+    header, *rows = csv.reader(io.StringIO(result.stdout))
+    assert len(rows) == 1
+    row = dict(zip(header, rows[0], strict=True))
+    # 1G alone is 1 GiB, as nccl-tests reads it; fp32: 4 B an element
+    assert row["size_bytes"] == str(2**30)
+    assert row["count"] == str(2**30 // 4)
+    assert row["inter"] == "hdr"
+    for column in ("time_us", "time_us_range_low", "time_us_range_high", "busbw_GBps"):
+        assert float(row[column]) > 0, column
+    # a cell holding a comma (near ties the range was widened over) is quoted and reads whole
+    assert "," in row["range_covers"]
+    assert f'"{row["range_covers"]}"' in result.stdout
+
+
+def test_json_gate_exit_code_is_the_tables_and_stdout_parses() -> None:
+    log = Path(__file__).parents[1] / "logs/fixtures/06_allreduce_2node_16xH100_gcp_a3mega.txt"
+    args = ["nccl-check", str(log), "--min-efficiency", "0.9"]
+    table = runner.invoke(APP, args)
+    as_json = runner.invoke(APP, [*args, "--format", "json"])
+    # the run's busbw at 64 MiB and more is below 90 % of the expected: the gate fails
+    assert table.exit_code == as_json.exit_code == 1
+    data = strict_loads(as_json.stdout)
+    assert data["gate"]["min_efficiency"] == 0.9
+    assert data["gate"]["passed"] is False
+    assert as_json.stderr.strip()
