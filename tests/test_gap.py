@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -920,27 +921,53 @@ def test_counts_given_as_text_are_refused_by_name(cat: Catalogue) -> None:
 @pytest.mark.parametrize(
     ("counts", "message"),
     [
-        # 16.0 is whole: it had been called "not a whole number" (a design file's nodes: 4.0
-        # is refused in these words)
-        ({"tp": 16.0}, "tp 16.0 is written with a decimal point: give 16"),
-        ({"gpus_per_node": 8.0}, "gpus_per_node 8.0 is written with a decimal point: give 8"),
-        # 1e30 is whole too, and past the range
+        # 1e30 is whole, and past the range
         ({"tp": 1e30}, "tp 1e+30 is out of range (2..1024)"),
         ({"nics_per_node": 1e30}, "nics_per_node 1e+30 is out of range (1..256)"),
-        ({"tp": float("nan")}, "tp nan is not a whole number"),
-        # a whole Fraction has no decimal point to speak of (it had been told it was written
-        # with one)
-        ({"tp": Fraction(16)}, "tp Fraction(16, 1) is not an int: give 16"),
+        # in ClusterSpec's words for nodes=nan and nodes=2.5
+        ({"tp": float("nan")}, "tp nan is not a finite number"),
+        ({"tp": 16.5}, "tp 16.5 is not a whole number"),
         ({"tp": Fraction(33, 2)}, "tp Fraction(33, 2) is not a whole number"),
     ],
 )
-def test_tp_whatif_counts_given_as_floats_are_refused_in_true_words(
+def test_tp_whatif_counts_not_whole_are_refused_in_true_words(
     cat: Catalogue, counts: dict[str, float], message: str
 ) -> None:
     args: dict[str, Any] = {"tp": 16, **counts}
     with pytest.raises(ClusterError) as info:
         tp_whatif(cat, "nvlink4", "ndr", size_bytes=1e9, **args)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        {"tp": 8.0},
+        {"tp": Fraction(8)},
+        {"tp": Decimal(8)},
+        {"nics_per_node": 1.0},
+        {"tp": 8.0, "gpus_per_node": 8.0},
+    ],
+)
+def test_tp_whatif_takes_a_whole_count_of_any_numeric_type(
+    cat: Catalogue, counts: dict[str, Any]
+) -> None:
+    """tp=8.0 had been refused ('written with a decimal point: give 8') where ClusterSpec,
+    the workload specs, size_fat_tree and sweep_sizes take a whole float as its int. It is
+    the what-if of tp=8: 8 GPUs on NVLink 4 (450 GB/s a direction) and 8 nodes of one ndr NIC
+    (50 GB/s)."""
+    args: dict[str, Any] = {"tp": 8, **counts}
+    got = tp_whatif(cat, "nvlink4", "ndr", size_bytes=1e9, **args)
+    assert type(got.tp) is int
+    assert got.tp == 8
+    assert type(got.across_nics_per_node) is int
+    assert got.across_nics_per_node == 1
+    assert got == tp_whatif(
+        cat, "nvlink4", "ndr", 8, 1e9, gpus_per_node=args.get("gpus_per_node") and 8
+    )
+    assert got.inside.ranks == got.across.ranks == 8
+    # across: no algorithm beats the ring's wire bound, 2 (8-1)/8 x 1 GB / 50 GB/s = 35 ms
+    assert got.across_s >= 2 * 7 / 8 * 1e9 / 50e9
 
 
 def test_a_nic_with_no_host_link_given_is_said_to_be_uncapped(cat: Catalogue) -> None:

@@ -670,8 +670,10 @@ def gap(
     :class:`~ibcalc.errors.UnknownNameError` for unknown names (with suggestions) and
     `~ibcalc.errors.ClusterError` for links of the wrong kind or counts out of range.
     """
-    check_count("gpus_per_node", gpus_per_node, MIN_PAIRING_GPUS_PER_NODE, MAX_GPUS_PER_NODE)
-    check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
+    gpus_per_node = check_count(
+        "gpus_per_node", gpus_per_node, MIN_PAIRING_GPUS_PER_NODE, MAX_GPUS_PER_NODE
+    )
+    nics_per_node = check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
     up = _link(catalogue, intra, "intra")
     out = _link(catalogue, inter, "inter", "gap_inter")
     host = _link(catalogue, host_pcie, "host_pcie") if host_pcie is not None else None
@@ -971,11 +973,11 @@ def tp_whatif(
     the built-in cost parameters).
     """
     expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
-    check_count("tp", tp, MIN_TP_GPUS, MAX_GPUS_PER_NODE)
-    check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
+    tp = check_count("tp", tp, MIN_TP_GPUS, MAX_GPUS_PER_NODE)
+    nics_per_node = check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
     if gpus_per_node is not None:
         # 0 had ended in ZeroDivisionError (tp % 0)
-        check_count("gpus_per_node", gpus_per_node, 1, MAX_GPUS_PER_NODE)
+        gpus_per_node = check_count("gpus_per_node", gpus_per_node, 1, MAX_GPUS_PER_NODE)
     up = _link(catalogue, intra, "intra")
     out = _link(catalogue, inter, "inter", "gap_inter")
     host = _link(catalogue, host_pcie, "host_pcie") if host_pcie is not None else None

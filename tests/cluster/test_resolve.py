@@ -972,6 +972,10 @@ def test_an_unknown_field_is_offered_the_closest(given: str, message: str) -> No
         # a whole float past 64 bits had read "unable to parse input string as an integer"
         ({"nodes": 1e30}, "nodes", "nodes 1e+30 is out of range (1..1000000)"),
         ({"sites": -1e20}, "sites", "sites -1e+20 is out of range (1..1024)"),
+        # in the words of the command line and tp_whatif ('input should be a valid integer,
+        # got a number with a fractional part' had been pydantic's); 2.0 is 2
+        ({"nodes": 2.5}, "nodes", "nodes 2.5 is not a whole number"),
+        ({"gpus_per_node": 7.5}, "gpus_per_node", "gpus_per_node 7.5 is not a whole number"),
         ({"oversubscription": 0.5}, "oversubscription", "oversubscription 0.5 is out of range"),
         ({"inter": " "}, "inter", "inter is empty; give a link name"),
         # a count is not true/false, a switch nothing else (nodes=True had meant 1 node and

@@ -333,6 +333,25 @@ def test_a_count_out_of_range_is_echoed_as_typed() -> None:
     assert str(err.value) == "layers 99,999,999,999,999,999,999: must be at most 10,000,000"
 
 
+def test_a_count_not_whole_is_refused_in_the_words_of_cluster_spec() -> None:
+    """tp=2.5 had read 'input should be a valid integer, got a number with a fractional part'
+    (pydantic's), tp=1e30 'unable to parse input string as an integer, exceeded maximum size';
+    ClusterSpec and tp_whatif say 'is not a whole number' and name the range. 2.0 is 2."""
+    from ibcalc.workload.train import Parallelism
+
+    with pytest.raises(WorkloadError) as err:
+        Parallelism(tp=2.5)
+    assert str(err.value) == "tp 2.5 is not a whole number"
+    assert err.value.field == "tp"
+    with pytest.raises(WorkloadError) as err:
+        Parallelism(tp=1e30)
+    assert str(err.value) == "tp 1e+30: must be at most 1,000,000"
+    with pytest.raises(WorkloadError) as err:
+        model_from("llama3-70b", layers=80.5)
+    assert str(err.value) == "layers 80.5 is not a whole number"
+    assert Parallelism(tp=2.0, dp=4.0).tp == 2
+
+
 def test_a_model_is_at_most_what_a_collective_size_takes() -> None:
     """1e15 parameters had priced a 2 PB data-parallel all-reduce of bf16 gradients, which
     --size refuses (at most 1 PiB; a hostile-input review): 100 trillion is the most, whose

@@ -12,6 +12,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Literal
 
 from ibcalc.booleans import expect_bool
@@ -479,24 +480,27 @@ def check_nic_default(nics: int, gpus_per_node: int, why: str) -> None:
 
 
 def check_count(field: str, value: int, low: int, high: int) -> int:
-    """Return ``value`` if it is a whole number with ``low <= value <= high``; else refuse it
-    naming the field (a string "8" had failed on the comparison with a TypeError). A float is
-    refused in the words a design file's ``nodes: 4.0`` is (``tp=16.0`` had been called "not a
-    whole number"), and one past the range as out of it (``tp=1e30`` too: a library user's
-    review)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    """``value`` as an int if it is a whole number with ``low <= value <= high``; else refuse it
+    naming the field (a string "8" had failed on the comparison with a TypeError). A whole
+    number of another numeric type (``16.0``, ``Fraction(16)``, numpy's ``int64``) is that
+    int, as :class:`ClusterSpec`, the workload specs, ``size_fat_tree`` and ``sweep_sizes`` take
+    one (``tp=16.0`` had been refused where ``ClusterSpec(nodes=16.0)`` was taken); one past the
+    range is out of it (``tp=1e30`` too: a library user's review)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real | Decimal):
         raise ClusterError(f"{{{field}}} {value!r} is not a whole number", field=field)
     if not isinstance(value, numbers.Integral):
-        if not float(value).is_integer():
+        try:
+            real = float(value)
+        except OverflowError:  # a Fraction past any float: out of range, whole or not
+            real = math.inf
+        if math.isnan(real) or (math.isinf(real) and isinstance(value, float)):
+            # in ClusterSpec's words for nodes=nan
+            raise ClusterError(f"{{{field}}} {value!r} is not a finite number", field=field)
+        if math.isfinite(real) and not real.is_integer():
             raise ClusterError(f"{{{field}}} {value!r} is not a whole number", field=field)
-        if low <= value <= high:
-            # a decimal point only where there is one: Fraction(16) had been told it was
-            # written with one
-            how = "written with a decimal point" if isinstance(value, float) else "not an int"
-            raise ClusterError(f"{{{field}}} {value!r} is {how}: give {int(value)}", field=field)
     if not low <= value <= high:
         raise ClusterError(f"{{{field}}} {value} is out of range ({low}..{high})", field=field)
-    return value
+    return int(value)
 
 
 def scope_note(intra: Link) -> str | None:

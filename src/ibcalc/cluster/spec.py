@@ -409,6 +409,10 @@ def _cluster_error(exc: ValidationError) -> ClusterError:
     if isinstance(value, float) and not math.isfinite(value) and field:
         # NaN fails every bound: "out of range (0..1)" said nothing of what was wrong
         message = f"{{{field}}} {shown} is not a finite number"
+    elif kind == "int_from_float" and field:
+        # in the words of the command line, design files and tp_whatif ('input should be a
+        # valid integer, got a number with a fractional part' had been pydantic's)
+        message = f"{{{field}}} {shown} is not a whole number"
     elif kind in _OUT_OF_RANGE and field:
         info = ClusterSpec.model_fields[field]
         low = next((m.ge for m in info.metadata if getattr(m, "ge", None) is not None), None)

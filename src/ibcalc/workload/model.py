@@ -89,10 +89,24 @@ class CheckedSpec(NoBoolNumbers):
                 raise WorkloadError(
                     f"{name} {value!r} is not a finite number", field=field
                 ) from None
+            if error["type"] == "int_from_float":
+                # in the words of ClusterSpec, the command line and tp_whatif ('input should
+                # be a valid integer, got a number with a fractional part' had been pydantic's)
+                raise WorkloadError(
+                    f"{name} {value!r} is not a whole number", field=field
+                ) from None
             # fields in SI base units say so in a readable unit (the user may have typed GB/s
             # or ms): '--part-size 1 B: must be at least 4 KiB', not '1.0 B ... 4096 B'
             show = next((f for end, f in _FORMATS if (field or "").endswith(end)), _plain)
             bounds = error.get("ctx") or {}
+            if error["type"] == "int_parsing_size" and field in type(self).model_fields:
+                # a whole float past a 64-bit int (tp=1e30) fails before the bounds, in words
+                # about an "input string" it never was: its field's upper bound
+                info = type(self).model_fields[field]
+                high = next(
+                    (m.le for m in info.metadata if getattr(m, "le", None) is not None), None
+                )
+                bounds = {"le": high} if high is not None else bounds
             unit = next((u for end, u in _UNITS if (field or "").endswith(end)), "")
             if show is not None and isinstance(value, int | float):
                 for key, words in (
