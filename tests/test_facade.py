@@ -2158,3 +2158,63 @@ def test_results_holding_lists_are_plainly_unhashable(builtin_catalogue: Catalog
     assert isinstance(cluster, Hashable)
     hash(est.best)
     hash(cluster)
+
+
+def test_a_plan_says_what_it_prices(builtin_catalogue: Catalogue) -> None:
+    """A notebook printing a plan had seen '<ibcalc.facade.CollectivePlan object at 0x...>'.
+    Its repr names the collective and element type, the cluster (16 DGX H100 nodes: 8 GPUs on
+    NVLink 4 with NVLS, 8 NDR NICs each), the choice (forced, or the algorithms and protocols
+    chosen among) and cost parameters other than the built-in ones."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    shape = "16 x 8 GPUs (dgx-h100) nvlink4 + 8 x ndr per node with NVLS"
+    forced = CollectivePlan(
+        cluster, "allreduce", algorithm="ring", protocol="LL128", sharp_what_if=False
+    )
+    assert repr(forced) == (
+        f"CollectivePlan(all_reduce of fp32 on {shape}; algorithm ring forced; protocol LL128 "
+        "forced; sharp_what_if=False)"
+    )
+    older = for_release(builtin_cost_params(), "2.21.5")
+    chosen = repr(CollectivePlan(cluster, "allreduce", dtype="bf16", params=older))
+    assert chosen.startswith(f"CollectivePlan(all_reduce of bf16 on {shape}; chooses among ")
+    # the ring runs every protocol the hardware has; NVLS's tree is Simple only
+    assert "ring (LL/LL128/Simple)" in chosen
+    assert "nvlstree (Simple)" in chosen
+    assert chosen.endswith("; cost parameters: NCCL 2.21.5)")
+    one_node = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
+    assert repr(CollectivePlan(one_node, "broadcast", algorithm="ring")) == (
+        "CollectivePlan(broadcast of fp32 on 1 x 8 GPUs (dgx-h100) nvlink4 with NVLS; "
+        "algorithm ring forced)"
+    )
+
+
+def test_plans_of_equal_inputs_are_equal(builtin_catalogue: Catalogue) -> None:
+    """A plan is equal to another made from equal inputs (a cluster resolved again from the same
+    spec, cost parameters equal by value), and to itself pickled, so that they price every
+    size the same; equal plans hash alike. Another element type, collective, forced choice,
+    cluster or setting is another plan."""
+    import pickle
+
+    spec = ClusterSpec(system="dgx-h100", nodes=16)
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    plan = CollectivePlan(cluster, "allreduce")
+    again = CollectivePlan(resolve_cluster(builtin_catalogue, spec), Collective.ALL_REDUCE)
+    assert again is not plan
+    assert again == plan
+    assert hash(again) == hash(plan)
+    assert {plan: "16 nodes"}[again] == "16 nodes"
+    assert pickle.loads(pickle.dumps(plan)) == plan
+    assert CollectivePlan(cluster, "allreduce", params=load_cost_params(use_env=False)) == plan
+    assert again.quick(1e9) == plan.quick(1e9)
+    others = [
+        CollectivePlan(cluster, "allreduce", dtype="bf16"),
+        CollectivePlan(cluster, "allgather"),
+        CollectivePlan(cluster, "allreduce", algorithm="ring"),
+        CollectivePlan(cluster, "allreduce", protocol="Simple"),
+        CollectivePlan(cluster, "allreduce", sharp_what_if=False),
+        CollectivePlan(cluster, "allreduce", params=for_release(builtin_cost_params(), "2.21.5")),
+        CollectivePlan(resolve_cluster(builtin_catalogue, spec.replace(nodes=8)), "allreduce"),
+    ]
+    for other in others:
+        assert other != plan, repr(other)
+    assert plan != "allreduce"

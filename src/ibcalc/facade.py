@@ -1295,6 +1295,7 @@ class CollectivePlan:
         "_cluster",
         "_elt",
         "_factor",
+        "_hash",
         "_last",
         "_per_rank",
         "_plan",
@@ -1333,6 +1334,67 @@ class CollectivePlan:
             if self._per_rank and collective is not Collective.ALL_TO_ALL
             else 1
         )
+        # of inputs that equal plans share (__eq__); a layout search keys its memos by plan
+        self._hash = hash(
+            (collective, plan.dtype, self._algorithm, self._protocol, self._what_if, self._ranks)
+        )
+
+    def _inputs(self) -> tuple[object, ...]:
+        """What the plan is made from, and all it prices by."""
+        plan = self._plan
+        return (
+            self._cluster,
+            plan.collective,
+            plan.dtype,
+            self._algorithm,
+            self._protocol,
+            plan.params,
+            # CostParams' equality leaves its tuner view out: an NCCL release's parameters
+            # equal the built-in ones, yet choose otherwise
+            plan.params.tuner_view(),
+            self._what_if,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        """Plans made from equal inputs (cluster, collective, dtype, forced algorithm and
+        protocol, cost parameters by value, ``sharp_what_if``) are equal: they price every
+        size the same, to the bit."""
+        if other is self:
+            return True
+        if not isinstance(other, CollectivePlan):
+            return NotImplemented
+        return self._hash == other._hash and self._inputs() == other._inputs()
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        """What the plan prices, in one line: the collective and element type, the cluster
+        (:meth:`ResolvedCluster.describe`), the algorithms and protocols it chooses among (or
+        the ones forced), and cost parameters other than the built-in ones."""
+        plan = self._plan
+        protocols: dict[Algorithm, list[str]] = {}
+        for algorithm, protocol in plan.pairs():
+            if self._algorithm in (None, algorithm) and self._protocol in (None, protocol):
+                protocols.setdefault(algorithm, []).append(protocol.value)
+        among = ", ".join(f"{a.value} ({'/'.join(p)})" for a, p in protocols.items())
+        forced = [
+            f"{what} {value.value} forced"
+            for what, value in (("algorithm", self._algorithm), ("protocol", self._protocol))
+            if value is not None
+        ]
+        choice = "; ".join(forced) if forced else f"chooses among {among}"
+        parts = [
+            f"{plan.collective.value} of {plan.dtype.value} on {self._cluster.describe()}",
+            choice,
+        ]
+        if len(plan.params.origins) > 1:
+            # each origin's name, not the sentence a release's adds after it
+            names = (origin.partition(": ")[0] for origin in plan.params.origins[1:])
+            parts.append(f"cost parameters: {', '.join(names)}")
+        if not self._what_if:
+            parts.append("sharp_what_if=False")
+        return f"CollectivePlan({'; '.join(parts)})"
 
     def __reduce__(self) -> tuple[Callable[[], CollectivePlan], tuple[()]]:
         """Pickled as the arguments it was made from, rebuilt by its constructor (its size-only

@@ -246,6 +246,21 @@ class ResolvedCluster:
         """Total GPUs (ranks) in the job."""
         return self.nodes * self.gpus_per_node
 
+    def describe(self) -> str:
+        """The cluster in one line, as nccl-check's report heads a run with it: '16 x 8 GPUs
+        (dgx-h100) nvlink4 + 8 x ndr per node with NVLS'."""
+        parts = [f"{self.nodes} x {self.gpus_per_node} GPUs"]
+        if self.system is not None:
+            parts.append(f"({self.system.id})")
+        if self.intra is not None:
+            parts.append(self.intra.id)
+        if self.inter is not None and self.topology.domains > 1:
+            parts.append(f"+ {self.nics_per_node} x {self.inter.id} per node")
+        up = self.topology.up
+        if up is not None and up.nvls_bw_Bps is not None:
+            parts.append("with NVLS")
+        return " ".join(parts)
+
 
 #: How the note on the node a cluster without a system was given starts (a sweep of several
 #: fabrics runs every one on the first one's node: the note holds for all of them).

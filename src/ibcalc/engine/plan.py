@@ -313,6 +313,10 @@ class Plan:
         self._iterations = params.nccl_runtime.tests_iterations
         self._penalty = tuner.nccl_tuner.fp8_ring_penalty
 
+    def pairs(self) -> tuple[tuple[Algorithm, Protocol], ...]:
+        """The (algorithm, protocol) pairs this plan costs, in the order it costs them."""
+        return tuple((entry.algorithm, entry.protocol) for entry in self._entries)
+
     def _score(self, entry: _Entry, size_bytes: float) -> Scored | None:
         topo = self.topo
         timing = entry.function(self.collective, size_bytes, topo, entry.protocol, self.params)

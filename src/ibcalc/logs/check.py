@@ -543,7 +543,7 @@ def check_run(
         ranks=ranks,
         nodes=cluster.nodes,
         gpus_per_node=cluster.gpus_per_node,
-        cluster=_describe(cluster),
+        cluster=cluster.describe(),
         system=cluster.system.id if cluster.system else None,
         intra=cluster.intra.id if cluster.intra else None,
         inter=cluster.inter.id if cluster.inter else None,
@@ -852,20 +852,6 @@ def _log_facts(run: Run, dtype: str | None, overridden: set[str]) -> list[Assump
             )
         )
     return out
-
-
-def _describe(cluster: ResolvedCluster) -> str:
-    parts = [f"{cluster.nodes} x {cluster.gpus_per_node} GPUs"]
-    if cluster.system is not None:
-        parts.append(f"({cluster.system.id})")
-    if cluster.intra is not None:
-        parts.append(f"{cluster.intra.id}")
-    if cluster.inter is not None and cluster.topology.domains > 1:
-        parts.append(f"+ {cluster.nics_per_node} x {cluster.inter.id} per node")
-    up = cluster.topology.up
-    if up is not None and up.nvls_bw_Bps is not None:
-        parts.append("with NVLS")
-    return " ".join(parts)
 
 
 def _unchecked(

@@ -501,14 +501,14 @@ class _Builder:
         time = self.shared.times.get(key)
         if time is None:
             plan = self._plan(group, self.place(group), collective, dtype)
-            costed = self.shared.costs.get((plan, size_bytes))
+            costed = self.shared.costs.get((id(plan), size_bytes))
             if costed is not None:
                 time = costed[0].time_s
             else:
                 # the time alone, without its likely range (two thirds of a quick cost): a
                 # stage that does not gate the exchange needs no range (a tenth of a search's
                 # quick costs); kept for cost() if a phase asks the range after all
-                quick = self.shared.quick[(plan, size_bytes)] = plan.quick(size_bytes)
+                quick = self.shared.quick[(id(plan), size_bytes)] = plan.quick(size_bytes)
                 time = quick.time_s
             self.shared.times[key] = time
         return time
@@ -516,7 +516,7 @@ class _Builder:
     def cost(self, plan: CollectivePlan, size_bytes: float) -> QuickCost:
         """:func:`quick_cost` of ``plan`` at ``size_bytes``, worked out once per search (its
         layouts share many: groups of one shape share a sub-cluster, and so a plan)."""
-        key = (plan, size_bytes)
+        key = (id(plan), size_bytes)
         costed = self.shared.costs.get(key)
         if costed is None:
             quick = self.shared.quick.pop(key, None)
@@ -623,12 +623,13 @@ class _Shared:
         default_factory=dict
     )
     inside: dict[tuple[int, Collective], CollectivePlan] = dataclasses.field(default_factory=dict)
-    costs: dict[tuple[CollectivePlan, float], QuickCost] = dataclasses.field(default_factory=dict)
+    #: each plan's quick cost at a size, by the plan's identity (``plans`` and ``inside`` keep
+    #: every plan alive for the search): equal plans of two groups compare by value, cluster
+    #: and all, which a look-up had paid for at every collision of their hashes
+    costs: dict[tuple[int, float], QuickCost] = dataclasses.field(default_factory=dict)
     #: each plan's quick numbers at a size :meth:`_Builder.time_s` asked, whose range no phase
     #: has asked yet
-    quick: dict[tuple[CollectivePlan, float], QuickEstimate] = dataclasses.field(
-        default_factory=dict
-    )
+    quick: dict[tuple[int, float], QuickEstimate] = dataclasses.field(default_factory=dict)
     #: :meth:`_Builder.time_s` by its arguments
     times: dict[tuple[_Group, Collective, float, DType], float] = dataclasses.field(
         default_factory=dict
