@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from ibcalc.catalogue.models import Catalogue
 from ibcalc.engine.types import (
     Algorithm,
     Collective,
@@ -159,15 +160,20 @@ def test_cost_times() -> None:
         )
 
 
-def test_estimate_bandwidths_and_range() -> None:
-    best = Cost(
-        algorithm=Algorithm.RING,
-        protocol=Protocol.SIMPLE,
-        latency_s=50e-6,
-        transfer_s=9.95e-3,
-        bottleneck="test",
-    )
-    est = Estimate(
+#: 50 us + 9.95 ms = 10 ms
+RING_10MS = Cost(
+    algorithm=Algorithm.RING,
+    protocol=Protocol.SIMPLE,
+    latency_s=50e-6,
+    transfer_s=9.95e-3,
+    bottleneck="test",
+)
+
+
+def _estimate(best: Cost) -> Estimate:
+    """A 1.6 GB fp32 all-reduce on 2 x 8 GPUs (nvlink4, 8 ndr NICs a node) costing ``best``,
+    likely 8-12.5 ms."""
+    return Estimate(
         collective=Collective.ALL_REDUCE,
         size_bytes=1.6e9,
         dtype="fp32",
@@ -184,6 +190,10 @@ def test_estimate_bandwidths_and_range() -> None:
         assumptions=[],
         time_s_range=(8e-3, 12.5e-3),
     )
+
+
+def test_estimate_bandwidths_and_range() -> None:
+    est = _estimate(RING_10MS)
     assert est.time_s == pytest.approx(10e-3)
     assert est.algbw_Bps == pytest.approx(160 * GB)  # 1.6e9 B / 10 ms
     assert est.busbw_Bps == pytest.approx(300 * GB)  # 160 x 1.875
@@ -191,3 +201,54 @@ def test_estimate_bandwidths_and_range() -> None:
     assert low == pytest.approx(240 * GB)  # 1.6e9 / 12.5 ms x 1.875: the slow end
     assert high == pytest.approx(375 * GB)  # 1.6e9 / 8 ms x 1.875
     assert est.model_copy(update={"time_s_range": None}).busbw_Bps_range is None
+
+
+def test_results_print_in_one_line_with_their_units() -> None:
+    """print(est) and repr(est) in a notebook had given pydantic's repr of every field, about
+    16,000 characters for one all-reduce; a Cost's 1,300 (its terms' explanations), a
+    ResolvedCluster's 12,000. Each is one line of its figures with their units, three figures
+    each; model_dump() keeps the whole. The same 1.6 GB all-reduce on 2 x 8 GPUs as above: 10 ms
+    (50 us + 9.95 ms), busbw 1.6e9 / 10 ms x 1.875 = 300 GB/s, likely 8.00-12.5 ms."""
+    from ibcalc.engine.types import Term
+
+    term = Term(name="ring steps", seconds=50e-6, detail="2 (16-1) steps x 1.67 us" * 100)
+    best = RING_10MS.model_copy(update={"bottleneck": "network: ndr", "terms": (term,)})
+    assert repr(term) == str(term) == "Term(ring steps: 50.0 us)"
+    assert (
+        repr(best)
+        == str(best)
+        == ("Cost(ring/Simple 10.0 ms: latency 50.0 us + transfer 9.95 ms; network: ndr)")
+    )
+    # a pipeline fill is a third part; a time nccl-tests reports otherwise (a chain of
+    # back-to-back operations) is the one given first: 0.05 + 9.95 + 1 = 11 ms one operation
+    chained = best.model_copy(update={"fill_s": 1e-3, "measured_s": 8e-3})
+    assert repr(chained) == (
+        "Cost(ring/Simple 8.00 ms: one operation 11.0 ms = latency 50.0 us + transfer 9.95 ms "
+        "+ fill 1.00 ms; network: ndr)"
+    )
+    est = _estimate(best).model_copy(
+        update={"alternatives": [best], "assumptions": ["node shape: dgx-h100" * 100]}
+    )
+    line = (
+        "all_reduce of 1.6 GB fp32 on 2 x 8 GPUs nvlink4 + 8 x ndr per node: 10.0 ms, busbw "
+        "300 GB/s, ring/Simple, likely 8.00-12.5 ms)"
+    )
+    assert repr(est) == str(est) == f"Estimate({line}"
+    # ends in other units keep their own; no range, no 'likely'
+    wide = est.model_copy(update={"time_s_range": (900e-6, 12.5e-3)})
+    assert repr(wide).endswith("ring/Simple, likely 900 us-12.5 ms)")
+    assert repr(est.model_copy(update={"time_s_range": None})).endswith("ring/Simple)")
+    from ibcalc.results import EstimateResult
+
+    assert repr(EstimateResult.of(est)) == f"EstimateResult({line}"
+    assert len(est.model_dump()["assumptions"][0]) == 2000
+
+
+def test_a_resolved_cluster_prints_in_one_line(builtin_catalogue: Catalogue) -> None:
+    """16 DGX H100 nodes: 8 GPUs on NVLink 4 with NVLS, 8 NDR NICs each."""
+    from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
+
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    assert repr(cluster) == (
+        "ResolvedCluster(16 x 8 GPUs (dgx-h100) nvlink4 + 8 x ndr per node with NVLS)"
+    )

@@ -246,6 +246,11 @@ class ResolvedCluster:
         """Total GPUs (ranks) in the job."""
         return self.nodes * self.gpus_per_node
 
+    def __repr__(self) -> str:
+        """The cluster in one line (:meth:`describe`; the dataclass's repr ran to 12,000
+        characters of links and assumptions): its fields hold the rest."""
+        return f"{type(self).__name__}({self.describe()})"
+
     def describe(self) -> str:
         """The cluster in one line, as nccl-check's report heads a run with it: '16 x 8 GPUs
         (dgx-h100) nvlink4 + 8 x ndr per node with NVLS'."""
