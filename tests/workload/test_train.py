@@ -1924,6 +1924,42 @@ def test_library_misuse_is_refused_with_ibcalcs_own_errors(builtin_catalogue: Ca
         train_step(builtin_catalogue, spec, job)
 
 
+def test_a_catalogue_or_job_of_another_type_is_refused_by_every_workload_entry(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """train_step, compare_layouts, infer and checkpoint given None for the catalogue or the
+    job had raised AttributeError ("'NoneType' object has no attribute 'parallel'"), and
+    compare_layouts a ClusterSpec for the cluster ("no attribute 'ranks'"), where train_step
+    names the type it takes."""
+    from ibcalc.errors import WrongTypeError
+    from ibcalc.workload.checkpoint import CheckpointSpec, checkpoint
+    from ibcalc.workload.infer import InferSpec, infer
+
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    model = find_model("llama3-8b")
+    jobs: list[tuple[Any, Any]] = [
+        (train_step, TrainSpec(model=model, parallel=Parallelism(dp=16))),
+        (compare_layouts, TrainSpec(model=model, parallel=Parallelism(dp=16))),
+        (infer, InferSpec(model=model)),
+        (checkpoint, CheckpointSpec(model=model, storage="aws-s3")),
+    ]
+    for run, job in jobs:
+        kind = type(job).__name__
+        article = "an" if kind.startswith("I") else "a"
+        with pytest.raises(WrongTypeError) as info:
+            run(builtin_catalogue, cluster, None)
+        assert str(info.value) == (
+            f"spec must be {article} {kind}, not NoneType ({kind}(...) makes one)"
+        )
+        with pytest.raises(WrongTypeError) as info:
+            run("catalogue", cluster, job)
+        assert str(info.value) == (
+            "catalogue must be a Catalogue, not str (load_catalogue() makes one)"
+        )
+    with pytest.raises(WrongTypeError, match="cluster must be a ResolvedCluster, not ClusterSpec"):
+        compare_layouts(builtin_catalogue, ClusterSpec(nodes=2), jobs[1][1])
+
+
 def test_a_given_backward_time_is_read_as_measured_with_the_recompute_given(
     builtin_catalogue: Catalogue,
 ) -> None:

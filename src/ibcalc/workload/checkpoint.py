@@ -37,7 +37,7 @@ from ibcalc.engine.types import DType
 from ibcalc.errors import WorkloadError, expect_type
 from ibcalc.units import format_bandwidth, format_size, format_time
 from ibcalc.workload.memory import ADAM_STATE_BYTES_PER_PARAM, FP32_MASTER_BYTES_PER_PARAM
-from ibcalc.workload.model import CheckedSpec, ModelSpec
+from ibcalc.workload.model import CheckedSpec, ModelSpec, expect_job
 from ibcalc.workload.phases import Phase
 
 __all__ = [
@@ -365,6 +365,7 @@ def checkpoint(
 
     # a ClusterSpec had raised AttributeError ('no attribute spec': a review)
     expect_type(cluster, ResolvedCluster, "cluster", "resolve_cluster(catalogue, spec) makes one")
+    expect_job(catalogue, spec, CheckpointSpec)
     storage = find_storage(catalogue, spec.storage)
     notes: list[str] = []
     if storage.write_requests_per_s is None and storage.read_requests_per_s is None:

@@ -66,7 +66,7 @@ from ibcalc.workload.memory import (
     judge_fit,
     stage_params,
 )
-from ibcalc.workload.model import CheckedSpec, ModelSpec
+from ibcalc.workload.model import CheckedSpec, ModelSpec, expect_job
 from ibcalc.workload.phases import Per, Phase, build_phase, sharp_step_notes
 from ibcalc.workload.placement import Placement, inherit, pipeline_boundaries, place_group
 
@@ -277,9 +277,10 @@ def infer(
     The cluster gives the node shape and links; one serving instance uses tp x ep x pp of its
     GPUs. Raises :class:`~ibcalc.errors.WorkloadError` naming the field at fault.
     """
-    model = spec.model
     # a ClusterSpec had raised AttributeError at tp 1 ('no attribute ranks': a review)
     expect_type(cluster, ResolvedCluster, "cluster", "serving_cluster(catalogue, spec, gpus)")
+    expect_job(catalogue, spec, InferSpec)
+    model = spec.model
     # what the cluster lacks first: a cluster too small had been resolved for no collective
     # and refused as such (review BH)
     if spec.gpus > cluster.ranks:

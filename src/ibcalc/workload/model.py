@@ -31,8 +31,9 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from ibcalc.booleans import NoBoolNumbers
 from ibcalc.catalogue.load import suggest
+from ibcalc.catalogue.models import Catalogue
 from ibcalc.defaults import empty_list
-from ibcalc.errors import UnknownNameError, WorkloadError
+from ibcalc.errors import UnknownNameError, WorkloadError, expect_type
 from ibcalc.units import (
     as_float,
     format_bandwidth,
@@ -50,6 +51,7 @@ __all__ = [
     "TOO_FEW_PARAMS",
     "CheckedSpec",
     "ModelSpec",
+    "expect_job",
     "find_model",
     "model_from",
 ]
@@ -128,6 +130,14 @@ class CheckedSpec(NoBoolNumbers):
             # a validator's own words without pydantic's 'Value error, ' before them
             msg = error["msg"].removeprefix("Value error, ").lower()
             raise WorkloadError(f"{name} {value!r}{unit}: {msg}{unit}", field=field) from None
+
+
+def expect_job(catalogue: object, spec: object, kind: type[CheckedSpec]) -> None:
+    """Refuse a catalogue or a job's spec of another type with
+    :class:`~ibcalc.errors.WrongTypeError` (train_step, compare_layouts, infer and checkpoint
+    given None had raised AttributeError: "'NoneType' object has no attribute 'parallel'")."""
+    expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
+    expect_type(spec, kind, "spec", f"{kind.__name__}(...) makes one")
 
 
 def _plain(value: float) -> str:

@@ -48,7 +48,7 @@ from ibcalc.cluster.resolve import ResolvedCluster, require_collectives, resolve
 from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Protocol
-from ibcalc.errors import ClusterError, FieldError, IbcalcError, WorkloadError
+from ibcalc.errors import ClusterError, FieldError, IbcalcError, WorkloadError, expect_type
 from ibcalc.facade import CollectivePlan, QuickEstimate, cost_parameter_notes
 from ibcalc.memo import IdentityMemo
 from ibcalc.trusted import trusted
@@ -71,7 +71,7 @@ from ibcalc.workload.memory import (
     stage_layers,
     train_memory,
 )
-from ibcalc.workload.model import CheckedSpec, ModelSpec
+from ibcalc.workload.model import CheckedSpec, ModelSpec, expect_job
 from ibcalc.workload.phases import (
     Phase,
     QuickCost,
@@ -808,6 +808,7 @@ def train_step(
     :func:`~ibcalc.workload.phases.build_phase`).
     """
     require_collectives(cluster)
+    expect_job(catalogue, spec, TrainSpec)
     result = _train_step(catalogue, cluster, spec, params=params, quick=quick)
     return result.model_copy(
         update={"assumptions": [*result.assumptions, *cost_parameter_notes(params)]}
@@ -1992,6 +1993,9 @@ def compare_layouts(
     times faster. ``quick=False`` keeps each phase's full estimate (its algorithm, bottleneck
     and explanation), as :func:`train_step` gives it.
     """
+    # one GPU, resolved for no collective, is searched too (its one layout runs none)
+    expect_type(cluster, ResolvedCluster, "cluster", "resolve_cluster(catalogue, spec) makes one")
+    expect_job(catalogue, spec, TrainSpec)
     model = spec.model
     if spec.microbatches is not None:
         raise WorkloadError(
