@@ -2218,3 +2218,27 @@ def test_plans_of_equal_inputs_are_equal(builtin_catalogue: Catalogue) -> None:
     for other in others:
         assert other != plan, repr(other)
     assert plan != "allreduce"
+
+
+def test_the_size_functions_say_their_units() -> None:
+    """A notebook's help(estimate_many) had said 'estimate_on at each of sizes', no unit; each
+    function that takes a size says it is in bytes, and those that give a time or bandwidth
+    say seconds and bytes per second."""
+    import inspect
+
+    takes_size = [
+        facade.estimate,
+        facade.estimate_on,
+        facade.estimate_many,
+        CollectivePlan.estimate,
+        CollectivePlan.quick,
+        CollectivePlan.time_s,
+    ]
+    for function in takes_size:
+        doc = " ".join((inspect.getdoc(function) or "").split())
+        assert "bytes" in doc, function.__qualname__
+    for function in (facade.estimate_on, CollectivePlan.quick):
+        doc = " ".join((inspect.getdoc(function) or "").split())
+        assert "seconds" in doc, function.__qualname__
+        assert "bytes per second" in doc, function.__qualname__
+    assert "seconds" in (inspect.getdoc(CollectivePlan.time_s) or "")

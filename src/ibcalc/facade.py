@@ -363,9 +363,11 @@ def estimate_on(
     parameters ``params`` (default: the built-in ones). The collective, algorithm and protocol
     may be given by name (``"allreduce"``, ``"ring"``, ``"LL128"``, any case).
 
-    ``size_bytes`` is nccl-tests' size: the whole buffer of an all-gather, reduce-scatter or
-    all-to-all (not one rank's share), rounded as nccl-tests rounds it to whole elements per
-    rank (:func:`effective_size`; ``Estimate.size_bytes`` is the size run).
+    ``size_bytes`` is nccl-tests' size in bytes: the whole buffer of an all-gather,
+    reduce-scatter or all-to-all (not one rank's share), rounded as nccl-tests rounds it to
+    whole elements per rank (:func:`effective_size`; ``Estimate.size_bytes`` is the size run).
+    The estimate's times are in seconds (``time_s``, ``time_s_range``), its bandwidths in bytes
+    per second (``algbw_Bps``, ``busbw_Bps``), per direction.
 
     ``sharp_what_if``: on a fabric with SHARP left off, an all-reduce's assumptions say what
     turning it on would do at this size (a second selection; callers that read no assumptions,
@@ -1266,7 +1268,8 @@ class QuickEstimate(NamedTuple):
     """The numbers of an :class:`~ibcalc.engine.types.Estimate` without its explanation: the
     size run, the time, algbw and busbw, and the algorithm and protocol chosen. Each equals the
     full estimate's to the bit (``est.size_bytes``, ``est.time_s``, ``est.algbw_Bps``,
-    ``est.busbw_Bps``, ``est.best.algorithm``, ``est.best.protocol``). A named tuple: the
+    ``est.busbw_Bps``, ``est.best.algorithm``, ``est.best.protocol``): bytes, seconds, bytes
+    per second. A named tuple: the
     cheapest immutable record Python builds."""
 
     size_bytes: float
@@ -1471,7 +1474,8 @@ class CollectivePlan:
         return None if why is None else _sharp_unchanged(inter.id, why)
 
     def estimate(self, size_bytes: float) -> Estimate:
-        """The full estimate at ``size_bytes``, as :func:`estimate_on` gives it."""
+        """The full estimate at ``size_bytes`` (bytes, nccl-tests' size), as :func:`estimate_on`
+        gives it."""
         return _estimate(
             self._cluster,
             self._plan,
@@ -1482,7 +1486,8 @@ class CollectivePlan:
         )
 
     def quick(self, size_bytes: float) -> QuickEstimate:
-        """The numbers of :meth:`estimate` at ``size_bytes``; the same errors
+        """The numbers of :meth:`estimate` at ``size_bytes`` (bytes): the size run in bytes, the
+        time in seconds, algbw and busbw in bytes per second; the same errors
         (:class:`~ibcalc.errors.SizeTooSmallError`,
         :class:`~ibcalc.errors.AlgorithmNotApplicableError`)."""
         plan = self._plan
@@ -1527,7 +1532,8 @@ class CollectivePlan:
         return quick
 
     def time_s(self, size_bytes: float) -> float:
-        """The time nccl-tests would report at ``size_bytes`` (:attr:`Estimate.time_s`)."""
+        """The time in seconds nccl-tests would report at ``size_bytes`` (bytes;
+        :attr:`Estimate.time_s`)."""
         return self.quick(size_bytes)[1]
 
     def time_s_range(self, quick: QuickEstimate) -> tuple[float, float]:
@@ -1583,8 +1589,8 @@ def estimate_many(
     params: CostParams | None = None,
     sharp_what_if: bool = True,
 ) -> list[Estimate]:
-    """:func:`estimate_on` at each of ``sizes`` (errors as it raises them; ``sharp_what_if`` as
-    it takes it)."""
+    """:func:`estimate_on` at each of ``sizes`` (bytes, nccl-tests' sizes), in their order
+    (errors as it raises them; ``sharp_what_if`` as it takes it)."""
     sizes = size_list(sizes)
     plan = CollectivePlan(
         cluster,
@@ -1610,7 +1616,8 @@ def estimate(
     params: CostParams | None = None,
     sharp_what_if: bool = True,
 ) -> Estimate:
-    """Resolve ``spec`` against ``catalogue`` and estimate ``collective`` of ``size_bytes``, with
+    """Resolve ``spec`` against ``catalogue`` and estimate ``collective`` of ``size_bytes`` (bytes,
+    nccl-tests' size, as :func:`estimate_on` reads it), with
     the cost parameters ``params`` (default: the built-in ones): :func:`resolve_cluster`, then
     :func:`estimate_on` (``sharp_what_if`` as it takes it), whose errors it raises, and
     :class:`~ibcalc.errors.ClusterError` (or :class:`~ibcalc.errors.UnknownNameError`) for a
