@@ -214,3 +214,14 @@ def test_catalogue_entries_shared_between_loads_cannot_be_changed() -> None:
     again = find_link(load_catalogue(use_env=False), "ndr")
     assert "sharp" in again.capabilities
     assert "x" not in again.aliases
+
+
+def test_a_catalogue_prints_in_one_line(builtin_catalogue: Catalogue) -> None:
+    """A notebook echoing the catalogue had printed pydantic's repr of every entry (150,829
+    characters); it says what it holds and where from. An override file is named after the
+    built-in one."""
+    cat = builtin_catalogue
+    counts = f"{len(cat.links)} links, {len(cat.systems)} systems, {len(cat.storage)} storage"
+    assert repr(cat) == str(cat) == f"Catalogue({counts} systems from data/links.yaml)"
+    two = cat.model_copy(update={"origins": ["data/links.yaml", "extra.yaml"], "storage": []})
+    assert repr(two).endswith(" 0 storage systems from data/links.yaml, extra.yaml)")

@@ -742,3 +742,18 @@ def test_groups_an_override_leaves_are_built_once_and_never_from_another_documen
         assert built.reporting.notably_faster == wanted
         del built
         gc.collect()
+
+
+def test_cost_parameters_print_their_origins_in_one_line() -> None:
+    """The dataclass's repr had listed every constant (about 6,500 characters); a notebook
+    sees where the values come from: the built-in file, then each file or release laid over
+    it by its name (a release's origin goes on to say what it changes)."""
+    from ibcalc.catalogue.cost_params import builtin_cost_params
+    from ibcalc.catalogue.releases import for_release
+
+    builtin = builtin_cost_params()
+    assert repr(builtin) == "CostParams(data/cost_params.yaml)"
+    assert repr(builtin.tuner_view()) == "CostParams(data/cost_params.yaml, NCCL's tuner view)"
+    older = for_release(builtin, "2.21.5")
+    assert older.origins[1].startswith("NCCL 2.21.5: ")
+    assert repr(older) == "CostParams(data/cost_params.yaml + NCCL 2.21.5)"
