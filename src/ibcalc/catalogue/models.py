@@ -33,6 +33,7 @@ from ibcalc.units import (
     GB,
     MIN_BANDWIDTH_BPS,
     MIN_BANDWIDTH_TEXT,
+    format_bandwidth,
     is_zero,
     json_bytes,
     parse_bandwidth,
@@ -371,6 +372,14 @@ class Link(NoBoolNumbers, JsonModel):
         """The id followed by every alias."""
         return [self.id, *self.aliases]
 
+    def __repr__(self) -> str:
+        """The link in one line: 'Link(ndr: InfiniBand NDR ..., scale-out, 50.0 GB/s per
+        direction)' (pydantic's repr, sources and all, ran to 3,500 characters)."""
+        rate = format_bandwidth(self.per_direction_Bps)
+        return f"{type(self).__name__}({self.id}: {self.name}, {self.kind}, {rate} per direction)"
+
+    __str__ = __repr__
+
 
 class System(NoBoolNumbers):
     """A node or scale-up-domain preset users think in (dgx-h100, aws-p5, gb200-nvl72 ...)."""
@@ -429,6 +438,16 @@ class System(NoBoolNumbers):
     def names(self) -> list[str]:
         """The id followed by every alias."""
         return [self.id, *self.aliases]
+
+    def __repr__(self) -> str:
+        """The preset in one line: 'System(dgx-h100: 8 x H100 SXM5 80GB, nvlink4 + 8 x ndr)'
+        (pydantic's repr ran to 1,800 characters)."""
+        shape = f"{self.gpus_per_node} x {self.gpu}, {self.intra}"
+        if self.inter is not None and self.nics_per_node:
+            shape += f" + {self.nics_per_node} x {self.inter}"
+        return f"{type(self).__name__}({self.id}: {shape})"
+
+    __str__ = __repr__
 
 
 class StorageKind(StrEnum):
@@ -494,6 +513,13 @@ class Storage(NoBoolNumbers):
     def names(self) -> list[str]:
         """The id followed by every alias."""
         return [self.id, *self.aliases]
+
+    def __repr__(self) -> str:
+        """The storage system in one line, its id, name and kind (pydantic's repr ran to
+        1,700 characters)."""
+        return f"{type(self).__name__}({self.id}: {self.name}, {self.kind})"
+
+    __str__ = __repr__
 
 
 class Catalogue(BaseModel):
