@@ -46,6 +46,7 @@ from ibcalc.units import (
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.text import Text
 
     from ibcalc.sweep import SweepResult
 
@@ -1103,30 +1104,34 @@ def plot_gap(path: str | Path, results: Sequence[GapResult], *, title: str | Non
     positions = list(range(len(bars)))[::-1]
     values = [b.line_GBps for b in bars] + [b.achievable_GBps for b in bars]
     log = max(values) / min(values) > 30
+    notes = []
     for y, bar in zip(positions, bars, strict=True):
         col = up_color if bar.side == "scale-up" else out_color
         ax.barh(y, bar.line_GBps, height=0.72, color=col, alpha=0.28, edgecolor=col)
         ax.barh(y, bar.achievable_GBps, height=0.42, color=col, alpha=0.95)
-        ax.text(
-            bar.line_GBps * (1.08 if log else 1.0) + (0 if log else max(values) * 0.015),
-            y,
-            f"{_gbps_label(bar.line_GBps)} GB/s line / "
-            f"{_gbps_label(bar.achievable_GBps)} GB/s achievable",
-            va="center",
-            fontsize=8,
+        notes.append(
+            ax.text(
+                bar.line_GBps * (1.08 if log else 1.0) + (0 if log else max(values) * 0.015),
+                y,
+                # on two lines: on one, the widest label had needed 2 decades of a log axis
+                # past the largest bar
+                f"{_gbps_label(bar.line_GBps)} GB/s line\n"
+                f"{_gbps_label(bar.achievable_GBps)} GB/s achievable",
+                va="center",
+                fontsize=7.5,
+                linespacing=1.1,
+            )
         )
     ax.set_yticks(positions, [b.label for b in bars], fontsize=9)
     for above, below in itertools.pairwise(bars):
         if above.side != below.side:
             split = positions[bars.index(below)] + 0.5
             ax.axhline(split, color="#999999", linewidth=0.8)
+    low = min(values) / 2 if log else 0.0
     if log:
         ax.set_xscale("log")
-        # room for the widest bar's label (nvlink5's had run into the frame, a review)
-        ax.set_xlim(min(values) / 2, max(values) * 200)
         ax.xaxis.set_major_formatter(_formatter(_gbps_label))
-    else:
-        ax.set_xlim(0, max(values) * 1.75)
+    ax.set_xlim(low, max(values) * 1.05)
     ax.set_xlabel(
         "GB/s per GPU, per direction"
         + (" (log scale)" if log else "")
@@ -1170,5 +1175,36 @@ def plot_gap(path: str | Path, results: Sequence[GapResult], *, title: str | Non
                 "(8-GPU nodes; pale bar = line rate, dark bar = achievable)"
             )
     ax.set_title(title, fontsize=10)
+    _fit_notes(fig, ax, notes, low, log=log)
     _save(fig, target, fmt)
     return target
+
+
+def _fit_notes(fig: Figure, ax: Axes, notes: Sequence[Text], low: float, *, log: bool) -> None:
+    """End the x axis where the widest-reaching label beside a bar ends, with a 3 % margin.
+
+    A fixed end had put the labels' room at 200x the largest bar on a log axis (ten empty
+    decades past the data, most of the picture's width) and 1.75x on a linear one. A label's
+    width is fixed in points, so the axis end that fits it is solved for once the layout is
+    known: a label starting at fraction ``f`` of an axis ``W`` points wide and ``w`` points
+    long fits when ``f <= (0.97 W - w) / W``; the layout is measured twice, as the new end's
+    tick labels can narrow the axes.
+    """
+    scale = math.log if log else float
+    start = scale(low) if log else 0.0
+    least = scale(ax.get_xlim()[1]) - start
+    for note in notes:
+        # a label past the axes' end counts in the layout, which had narrowed the axes for it
+        note.set_in_layout(False)
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # a glyph the font lacks, as in _save
+            fig.draw_without_rendering()
+        room = ax.get_window_extent().width
+        span = least
+        for note in notes:
+            share = (0.97 * room - note.get_window_extent().width) / room
+            reach = scale(note.get_position()[0]) - start
+            if share > 0 and reach / share > span:
+                span = reach / share
+        ax.set_xlim(low, math.exp(start + span) if log else span)
