@@ -946,3 +946,40 @@ def test_the_gap_plot_axis_ends_where_its_labels_do(
     assert len(ends) == 2 * len(pairs)  # a scale-up and a scale-out bar each
     assert max(ends) <= frame.x1
     assert max(ends) == pytest.approx(frame.x0 + 0.97 * frame.width, abs=1.0)
+
+
+def test_coinciding_fabric_lines_differ_in_dash_and_marker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ndr and roce-400g (8 x 400 Gb/s each, 390 and 385 GB/s per node) draw one curve at
+    latency-bound sizes: the later fabric's line had covered the earlier one, told apart by
+    colour alone. Each fabric now has its own dash pattern and marker, thinner ones drawn above
+    (3.8, 2.7, 1.6 points), and the legend shows both."""
+    pytest.importorskip("matplotlib")
+    figures = _drawn(monkeypatch)
+    argv = ["sweep", "allreduce", "-b", "1K", "-e", "1M", "-f", "32", "-N", "4"]
+    result = runner.invoke(
+        app, [*argv, "--inter", "ndr,roce-400g,hdr", "--plot", str(tmp_path / "f.png")]
+    )
+    assert result.exit_code == 0, result.stderr
+    (fig,) = figures
+    ax = fig.axes[0]
+    names = ("ndr: 8 x 400 Gb/s per node", "roce-400g: 8 x 400 Gb/s per node")
+    names += ("hdr: 8 x 200 Gb/s per node",)
+    lines = [next(line for line in ax.lines if line.get_label() == name) for name in names]
+    # the same busbw at 1 KiB on ndr and roce-400g: the curves coincide there
+    assert lines[0].get_ydata()[0] == pytest.approx(lines[1].get_ydata()[0], rel=1e-3)
+    assert [line.get_linewidth() for line in lines] == pytest.approx([3.8, 2.7, 1.6])
+    order = [ax.lines.index(line) for line in lines]
+    assert order == sorted(order)  # the thinner drawn later, above
+    assert lines[0].get_linestyle() == "-"
+    assert [line.get_linestyle() for line in lines[1:]] == ["--", "--"]  # custom dashes
+    patterns = {tuple(line._unscaled_dash_pattern[1] or ()) for line in lines}
+    assert len(patterns) == 3
+    (legend,) = fig.legends
+    shown = dict(
+        zip([t.get_text() for t in legend.get_texts()], legend.legend_handles, strict=True)
+    )
+    markers = [shown[name].get_marker() for name in names]
+    assert markers == ["o", "s", "^"]
+    assert [shown[name].get_linestyle() for name in names] == ["-", "--", "--"]

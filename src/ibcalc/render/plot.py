@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.text import Text
+    from matplotlib.typing import LineStyleType
 
     from ibcalc.sweep import SweepResult
 
@@ -99,6 +100,21 @@ _COLORS = (
     "#bcbd22",
 )
 _SCALE_UP_COLOR = "#555555"
+#: One per fabric of a sweep over several: where their curves coincide (latency-bound sizes,
+#: or two fabrics of one rate) the one drawn below shows between the dashes of the one above,
+#: and the legend tells them apart by dash and marker, not by colour alone. No diamond: it marks
+#: NCCL's switches. Each later line is thinner, so that it nests inside those below (two at one
+#: width, hdr and roce-200g, had covered each other).
+_FABRIC_STYLES: tuple[tuple[LineStyleType, str, float], ...] = (
+    ("-", "o", 3.8),
+    ((0, (5.0, 2.0)), "s", 2.7),
+    ((0, (1.5, 1.2)), "^", 1.6),
+    ((0, (6.0, 1.5, 1.5, 1.5)), "v", 1.2),
+    ((0, (3.0, 1.5)), "P", 0.95),
+    ((0, (1.0, 2.0)), "X", 0.8),
+    ((0, (8.0, 2.0, 1.5, 2.0, 1.5, 2.0)), "<", 0.8),
+    ((0, (4.0, 3.0)), ">", 0.8),
+)
 
 
 class PlotUnavailableError(PlotError, ImportError):
@@ -131,6 +147,10 @@ class Series:
     #: the algorithm/protocol at each size (``ring/LL``), where a change is marked on the plot as
     #: the table marks it ``>``; None: not marked
     picks: tuple[str, ...] | None = None
+    #: the line's dash pattern (a matplotlib line style); None: solid, dashed for a what-if
+    linestyle: LineStyleType | None = None
+    #: the marker at each size (a matplotlib marker), shown in the legend beside the line
+    marker: str = "o"
 
 
 @dataclass(frozen=True)
@@ -659,7 +679,7 @@ def plot_sweep(
         col = ser.color or color(next(palette))
         width = ser.width or (2.4 if ser.emphasis else 1.3)
         alpha = 1.0 if ser.emphasis else 0.85
-        style = "-" if ser.emphasis else "--" if "what-if" in ser.label else "-"
+        style = ser.linestyle or ("-" if ser.emphasis else "--" if "what-if" in ser.label else "-")
         for axis, values, band in (
             (ax, ser.busbw_GBps, ser.busbw_band),
             (ax_time, ser.time_s, ser.time_band),
@@ -697,7 +717,7 @@ def plot_sweep(
             axis.plot(
                 ser.size_bytes,
                 values,
-                style,
+                linestyle=style,
                 color=col,
                 linewidth=width,
                 alpha=alpha,
@@ -719,7 +739,8 @@ def plot_sweep(
                 axis.plot(
                     [p[0] for p in solid],
                     [p[1] for p in solid],
-                    "o",
+                    ser.marker,
+                    linestyle="none",
                     color=col,
                     markersize=size,
                     zorder=4.5 if ser.emphasis else 4.7,
@@ -730,7 +751,8 @@ def plot_sweep(
                 axis.plot(
                     [p[0] for p in hollow],
                     [p[1] for p in hollow],
-                    "o",
+                    ser.marker,
+                    linestyle="none",
                     markerfacecolor="white",
                     markeredgecolor=col,
                     markersize=size + 1.5,
@@ -793,6 +815,23 @@ def plot_sweep(
     _plain_log_axis(ax.yaxis, _gbps_label)
     handles, names = ax.get_legend_handles_labels()
     from matplotlib.lines import Line2D
+
+    # a series' entry shows its marker on its line: two fabrics' entries had differed by colour
+    # alone, and so had their curves where one hid the other
+    samples = {
+        ser.label: Line2D(
+            [],
+            [],
+            color=ser.color,
+            linestyle=ser.linestyle or "-",
+            linewidth=ser.width or 2.4,
+            marker=ser.marker,
+            markersize=max(2.5, 1.6 * (ser.width or 2.4)) + 1.5,
+        )
+        for ser in series
+        if ser.linestyle is not None
+    }
+    handles = [samples.get(name, handle) for handle, name in zip(handles, names, strict=True)]
 
     for shown, marker, name in (
         (any_equivalent, "o", "hollow: equivalent busbw, not a wire rate"),
@@ -906,13 +945,18 @@ def plot_sweep_clusters(
             replace(s, color=color(i)) for i, s in enumerate(algorithm_series(per_algorithm))
         )
     else:
-        # Thinner line for each later fabric: where fabrics agree (small sizes are latency-bound)
-        # the lines nest as coloured stripes instead of hiding each other.
+        # Thinner line for each later fabric, drawn above the earlier ones with its own dashes
+        # and marker: where fabrics agree (small sizes are latency-bound; ndr and roce-400g
+        # nearly everywhere) the lower line shows around and between the upper one's dashes.
         series.extend(
             replace(
                 sweep_series(_cluster_label(cluster), estimates, color=color(i)),
-                width=max(1.2, 3.8 - 1.1 * i) if not single else None,
+                linestyle=_FABRIC_STYLES[i % len(_FABRIC_STYLES)][0],
+                marker=_FABRIC_STYLES[i % len(_FABRIC_STYLES)][1],
+                width=_FABRIC_STYLES[min(i, len(_FABRIC_STYLES) - 1)][2],
             )
+            if not single
+            else sweep_series(_cluster_label(cluster), estimates, color=color(i))
             for i, (cluster, estimates) in enumerate(groups)
         )
     ceilings: list[Ceiling] = []
