@@ -4,6 +4,7 @@ measured-points CSV; and the path without matplotlib (exit 2 with the install hi
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sys
@@ -983,3 +984,62 @@ def test_coinciding_fabric_lines_differ_in_dash_and_marker(
     markers = [shown[name].get_marker() for name in names]
     assert markers == ["o", "s", "^"]
     assert [shown[name].get_linestyle() for name in names] == ["-", "--", "--"]
+
+
+def test_the_check_plot_draws_the_sweep_plot_s_band_switches_and_time_panel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nccl-check --plot drew the model's band as two grey lines ('model band, low/high'),
+    no switch markers and no time panel, where the sweep plot shades the band, marks where the
+    algorithm/protocol changes and has a time panel. Log 11 (all-reduce on 2 x 4 GH200 over a
+    degraded Slingshot): one shaded band on each panel, spanning every row's expected range, a
+    diamond at each size whose expected choice differs from the size before, and the top
+    finding's what-if on the time panel at t = S x F / busbw, F = expected busbw x time / S."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.collections import PolyCollection
+
+    from ibcalc.logs.check import check_log
+    from ibcalc.logs.parse import parse_file
+    from ibcalc.render.logs import plot_check
+
+    log = Path(__file__).parents[1] / "logs" / "fixtures"
+    log /= "11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt"
+    text = log.read_text(encoding="utf-8")
+    (check,) = check_log(parse_file(log), text, catalogue=load_catalogue(use_env=False))
+    figures = _drawn(monkeypatch)
+    plot_check(tmp_path / "check.png", check)
+    (fig,) = figures
+    ax, ax_time = fig.axes
+    rows = check.rows
+    for axis, ranges, scale in (
+        (ax, [r.expected_busbw_GBps_range for r in rows], 1.0),
+        (ax_time, [r.expected_time_us_range for r in rows], 1e-6),
+    ):
+        (band,) = [c for c in axis.collections if isinstance(c, PolyCollection)]
+        ys = band.get_paths()[0].vertices[:, 1]
+        assert all(r is not None for r in ranges)
+        assert min(ys) == pytest.approx(min(r[0] for r in ranges if r) * scale)
+        assert max(ys) == pytest.approx(max(r[1] for r in ranges if r) * scale)
+    switches = [r for before, r in itertools.pairwise(rows) if r.choice != before.choice]
+    assert switches
+    for axis in (ax, ax_time):
+        (diamonds,) = [line for line in axis.lines if line.get_marker() == "D"]
+        assert list(diamonds.get_xdata()) == [float(r.size_bytes) for r in switches]
+    # the busbw panel's diamonds sit on the expected busbw, the time panel's on the time
+    (diamonds,) = [line for line in ax_time.lines if line.get_marker() == "D"]
+    assert list(diamonds.get_ydata()) == pytest.approx(
+        [r.expected_time_us * 1e-6 for r in switches]
+    )
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert not [name for name in legend if name.startswith("model band")]
+    assert "shaded: likely range of a measurement" in legend
+    top = next(f for f in check.findings if f.curve and f.hypothesis)
+    (what_if,) = [line for line in ax_time.lines if line.get_linestyle() == "--"]
+    assert list(what_if.get_xdata()) == [float(s) for s, _ in top.curve]
+    by_size = {r.size_bytes: r for r in rows}
+    assert list(what_if.get_ydata()) == pytest.approx(
+        [
+            by_size[s].expected_busbw_GBps * by_size[s].expected_time_us * 1e-6 / busbw
+            for s, busbw in top.curve
+        ]
+    )

@@ -49,7 +49,7 @@ from ibcalc.logs.results import (
     eff_pct,
     line_span,
 )
-from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
+from ibcalc.render.plot import MeasuredPoint, Series, expected_series, plot_sweep
 from ibcalc.render.stream import (
     PipeConsole,
     TrimmedStream,
@@ -630,48 +630,42 @@ def render_checks_github(
 
 
 def plot_check(path: str | Path, check: RunCheck) -> Path:
-    """Measured busbw (markers) over the model's expectation (line) for one run, with the top
-    finding's what-if curve when it has one; written atomically to ``path`` (.png or .svg)."""
+    """Measured busbw and time (markers) over the model's expectation for one run, drawn as a
+    sweep is (:func:`ibcalc.render.plot.plot_sweep`): the expected line shaded with the likely
+    range of a measurement, marked where the expected algorithm/protocol changes, over a time
+    panel; with the top finding's what-if curve when it has one. Written atomically to ``path``
+    (.png or .svg)."""
     rows = check.rows
     series = [
-        Series(
+        expected_series(
             # a colon, as the sweep plot names a fabric: the cluster says its preset in
             # parentheses, and "expected (8 x 8 GPUs (dgx-h100) ...)" had nested them
-            label=f"expected: {check.cluster}",
-            size_bytes=tuple(float(r.size_bytes) for r in rows),
-            busbw_GBps=tuple(r.expected_busbw_GBps for r in rows),
-            time_s=tuple(r.expected_time_us * 1e-6 for r in rows),
-            equivalent=tuple(r.busbw_equivalent for r in rows),
-            emphasis=True,
+            f"expected: {check.cluster}",
+            size_bytes=[float(r.size_bytes) for r in rows],
+            busbw_GBps=[r.expected_busbw_GBps for r in rows],
+            time_s=[r.expected_time_us * 1e-6 for r in rows],
+            equivalent=[r.busbw_equivalent for r in rows],
+            busbw_ranges_GBps=[r.expected_busbw_GBps_range for r in rows],
+            time_ranges_s=[
+                None if t is None else (t[0] * 1e-6, t[1] * 1e-6)
+                for t in (r.expected_time_us_range for r in rows)
+            ],
+            picks=[r.choice for r in rows],
         )
     ]
-    banded = [r for r in rows if r.expected_busbw_GBps_range is not None]
-    if banded:
-        for label, pick in (("model band, low", 0), ("model band, high", 1)):
-            series.append(
-                Series(
-                    label=label,
-                    size_bytes=tuple(float(r.size_bytes) for r in banded),
-                    busbw_GBps=tuple(
-                        r.expected_busbw_GBps_range[pick]  # type: ignore[index]
-                        for r in banded
-                    ),
-                    time_s=tuple(r.expected_time_us * 1e-6 for r in banded),
-                    equivalent=tuple(False for _ in banded),
-                    emphasis=False,
-                    color="#999999",
-                    width=0.8,
-                )
-            )
     top = next((f for f in check.findings if f.curve and f.hypothesis), None)
     if top is not None:
+        # the what-if's time at a size, from its busbw: t = S x F / busbw, with nccl-tests'
+        # factor F = busbw x t / S of the expected row at that size (same collective and ranks)
+        bus_time = {r.size_bytes: r.expected_busbw_GBps * r.expected_time_us * 1e-6 for r in rows}
+        curve = [(s, b) for s, b in top.curve if b > 0 and s in bus_time]
         series.append(
             Series(
                 label=f"what-if {top.hypothesis}",
-                size_bytes=tuple(float(s) for s, _ in top.curve),
-                busbw_GBps=tuple(b for _, b in top.curve),
-                time_s=tuple(0.0 for _ in top.curve),
-                equivalent=tuple(False for _ in top.curve),
+                size_bytes=tuple(float(s) for s, _ in curve),
+                busbw_GBps=tuple(b for _, b in curve),
+                time_s=tuple(bus_time[s] / b for s, b in curve),
+                equivalent=tuple(False for _ in curve),
                 emphasis=False,
             )
         )
@@ -685,7 +679,7 @@ def plot_check(path: str | Path, check: RunCheck) -> Path:
         for r in rows
     ]
     title = f"{_collective_title(check)}: measured vs expected busbw ({check.verdict})"
-    return plot_sweep(path, series, title=title, measured=measured)
+    return plot_sweep(path, series, title=title, measured=measured, time_panel=True)
 
 
 #: The schema of calibrate's JSON, fitted or not (its number rises when a key changes meaning).

@@ -64,6 +64,7 @@ __all__ = [
     "algorithm_series",
     "check_target",
     "color",
+    "expected_series",
     "gap_bars",
     "load_measured",
     "load_measured_for",
@@ -283,24 +284,55 @@ def sweep_series(
 ) -> Series:
     """The chosen algorithm's busbw and time at each size of a sweep, with their likely ranges
     where every estimate has one."""
-    busbw_ranges = [e.busbw_Bps_range for e in estimates]
-    time_ranges = [e.time_s_range for e in estimates]
-    banded = all(r is not None for r in time_ranges) and bool(estimates)
-    return Series(
-        label=label,
-        size_bytes=tuple(e.size_bytes for e in estimates),
-        busbw_GBps=tuple(e.busbw_Bps / GB for e in estimates),
-        time_s=tuple(e.time_s for e in estimates),
-        equivalent=tuple(e.best.equivalent_busbw for e in estimates),
+    return expected_series(
+        label,
+        size_bytes=[e.size_bytes for e in estimates],
+        busbw_GBps=[e.busbw_Bps / GB for e in estimates],
+        time_s=[e.time_s for e in estimates],
+        equivalent=[e.best.equivalent_busbw for e in estimates],
+        busbw_ranges_GBps=[
+            None if r is None else (r[0] / GB, r[1] / GB)
+            for r in (e.busbw_Bps_range for e in estimates)
+        ],
+        time_ranges_s=[e.time_s_range for e in estimates],
+        picks=[f"{e.best.algorithm.value}/{e.best.protocol.value}" for e in estimates],
         emphasis=emphasis,
         color=color,
-        busbw_band=tuple((r[0] / GB, r[1] / GB) for r in busbw_ranges if r is not None)
-        if banded
-        else None,
-        time_band=tuple(r for r in time_ranges if r is not None) if banded else None,
-        picks=tuple(f"{e.best.algorithm.value}/{e.best.protocol.value}" for e in estimates)
-        if emphasis
-        else None,
+    )
+
+
+def expected_series(
+    label: str,
+    *,
+    size_bytes: Sequence[float],
+    busbw_GBps: Sequence[float],
+    time_s: Sequence[float],
+    equivalent: Sequence[bool],
+    busbw_ranges_GBps: Sequence[tuple[float, float] | None],
+    time_ranges_s: Sequence[tuple[float, float] | None],
+    picks: Sequence[str],
+    emphasis: bool = True,
+    color: str | None = None,
+) -> Series:
+    """A model's line over sizes: busbw (GB/s) and time (s), shaded with their likely ranges
+    where every size has both, and the algorithm/protocol at each size (``ring/LL``), marked
+    where it changes on an emphasised line. A sweep's estimates and nccl-check's expected rows
+    are drawn alike through it."""
+    banded = bool(size_bytes) and all(
+        b is not None and t is not None
+        for b, t in zip(busbw_ranges_GBps, time_ranges_s, strict=True)
+    )
+    return Series(
+        label=label,
+        size_bytes=tuple(size_bytes),
+        busbw_GBps=tuple(busbw_GBps),
+        time_s=tuple(time_s),
+        equivalent=tuple(equivalent),
+        emphasis=emphasis,
+        color=color,
+        busbw_band=tuple(b for b in busbw_ranges_GBps if b is not None) if banded else None,
+        time_band=tuple(t for t in time_ranges_s if t is not None) if banded else None,
+        picks=tuple(picks) if emphasis else None,
     )
 
 
