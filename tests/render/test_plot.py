@@ -458,18 +458,19 @@ def test_sweep_measured_log_points_to_nccl_check(
     ],
 )
 def test_the_plot_title_names_the_links_the_ranks_use(
-    tmp_path: Path, args: list[str], words: str
+    tmp_path: Path, args: list[str], words: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """It read '(nvlink4 inside; - between)' on one node and left the WAN out, unlike the
-    table's title."""
+    table's title. (The title wraps at 100 characters, where its words fall.)"""
     pytest.importorskip("matplotlib")
+    figures = _drawn(monkeypatch)
     svg = tmp_path / "title.svg"
     result = runner.invoke(
         app, ["sweep", "allreduce", "-b", "1M", "-e", "4M", *args, "--plot", str(svg)]
     )
     assert result.exit_code == 0, result.stderr
     assert words in result.stdout
-    assert words in svg.read_text(encoding="utf-8")
+    assert words in " ".join(figures[-1].axes[0].get_title().split())
 
 
 def test_the_check_plot_title_names_the_collective_the_rows_were_judged_as(
@@ -1042,4 +1043,27 @@ def test_the_check_plot_draws_the_sweep_plot_s_band_switches_and_time_panel(
             by_size[s].expected_busbw_GBps * by_size[s].expected_time_us * 1e-6 / busbw
             for s, busbw in top.curve
         ]
+    )
+
+
+def test_the_plot_titles_name_the_element_type_and_the_cluster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep's picture named its element type in the footnote alone, and nccl-check's title
+    named the collective alone ('all_gather: measured vs expected busbw (bad)'), the cluster
+    only in the legend and the element type nowhere. Both titles say what was estimated."""
+    pytest.importorskip("matplotlib")
+    figures = _drawn(monkeypatch)
+    argv = ["sweep", "allreduce", "-b", "1K", "-e", "1M", "-f", "32", "-N", "2", "--dtype", "bf16"]
+    result = runner.invoke(app, [*argv, "--plot", str(tmp_path / "s.png")])
+    assert result.exit_code == 0, result.stderr
+    assert figures[-1].axes[0].get_title().startswith("all_reduce bf16 busbw, 2 nodes x 8 GPUs")
+    log = Path(__file__).parents[1] / "logs" / "fixtures"
+    log /= "13_allgather_16node_64xH100_slingshot_kestrel_table_only_crlf.txt"
+    result = runner.invoke(app, ["nccl-check", str(log), "--plot", str(tmp_path / "c.png")])
+    assert result.exit_code != 2, result.stderr
+    title = " ".join(figures[-1].axes[0].get_title().split())
+    assert title == (
+        "all_gather: measured vs expected busbw, fp32 on 8 x 8 GPUs (dgx-h100) nvlink4 + "
+        "8 x ndr per node with NVLS (verdict: bad)"
     )

@@ -678,7 +678,13 @@ def plot_check(path: str | Path, check: RunCheck) -> Path:
         )
         for r in rows
     ]
-    title = f"{_collective_title(check)}: measured vs expected busbw ({check.verdict})"
+    # what was expected, of what, on what: the element type and cluster as the report's
+    # heading gives them (the title had named the collective alone)
+    dtype = f"{check.dtype} " if check.dtype else ""
+    title = (
+        f"{_collective_title(check)}: measured vs expected busbw, {dtype}on {check.cluster} "
+        f"(verdict: {check.verdict})"
+    )
     return plot_sweep(path, series, title=title, measured=measured, time_panel=True)
 
 

@@ -1060,7 +1060,9 @@ def plot_sweep_clusters(
     where = links_words(**{**shape, "inter": fabrics})
     nodes = f"{first.nodes} node{'s' if first.nodes != 1 else ''}"
     title = (
-        f"{collective.value} busbw, {nodes} x {first.gpus_per_node} GPUs ({where}"
+        # the element type beside the collective, as nccl-check's title has it: in the
+        # footnote alone, a bf16 sweep's picture had read as any other's at a glance
+        f"{collective.value} {dtype} busbw, {nodes} x {first.gpus_per_node} GPUs ({where}"
         + (f"; --algo {forced.value}" if forced is not None else "")
         + ")"
     )
