@@ -1067,3 +1067,24 @@ def test_the_plot_titles_name_the_element_type_and_the_cluster(
         "all_gather: measured vs expected busbw, fp32 on 8 x 8 GPUs (dgx-h100) nvlink4 + "
         "8 x ndr per node with NVLS (verdict: bad)"
     )
+
+
+def test_a_measurement_is_drawn_above_the_switch_diamond_at_its_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nccl-check of sweep 04 (all-to-all on 2 x 8 MI355X): the expected choice changes to
+    pxn/Simple at 2 MiB, and the white diamond marking it had covered the measured point there
+    on both panels. The measured markers are drawn above the diamonds."""
+    pytest.importorskip("matplotlib")
+    figures = _drawn(monkeypatch)
+    log = Path(__file__).parents[2] / "benchmarks" / "data" / "sweeps"
+    log /= "04_alltoall_2node_16xMI355X_ainic-ethernet-rccl.txt"
+    result = runner.invoke(app, ["nccl-check", str(log), "--plot", str(tmp_path / "c.png")])
+    assert result.exit_code == 0, result.stderr
+    (fig,) = figures
+    for axis in fig.axes:
+        (diamonds,) = [line for line in axis.lines if line.get_marker() == "D"]
+        assert list(diamonds.get_xdata()) == [2.0 * 2**20]
+        (measured,) = [line for line in axis.lines if line.get_marker() == "s"]
+        assert 2.0 * 2**20 in list(measured.get_xdata())
+        assert measured.get_zorder() > diamonds.get_zorder()

@@ -101,6 +101,9 @@ _COLORS = (
     "#bcbd22",
 )
 _SCALE_UP_COLOR = "#555555"
+#: Drawing order of the markers over the lines (4-4.7): NCCL's switches, then measured points.
+_SWITCH_Z = 5.5
+_MEASURED_Z = 5.6
 #: One per fabric of a sweep over several: where their curves coincide (latency-bound sizes,
 #: or two fabrics of one rate) the one drawn below shows between the dashes of the one above,
 #: and the legend tells them apart by dash and marker, not by colour alone. No diamond: it marks
@@ -636,7 +639,7 @@ def _mark_switches(
         markeredgecolor=col,
         markeredgewidth=1.4,
         markersize=7,
-        zorder=5.5,
+        zorder=_SWITCH_Z,
     )
     for i in at if words else ():
         drop = 1.0 - ser.time_s[i] / ser.time_s[i - 1]
@@ -822,7 +825,9 @@ def plot_sweep(
             markeredgecolor="black",
             markersize=6,
             label=label,
-            zorder=5,
+            # above the switch diamonds (5.5), which had hidden a measurement at the size where
+            # the expected choice changes; the diamond's rim shows around it
+            zorder=_MEASURED_Z,
         )
         timed = [p for p in points if p.time_s is not None]
         if ax_time is not None and timed:
@@ -834,7 +839,7 @@ def plot_sweep(
                 markerfacecolor="#ffd92f",
                 markeredgecolor="black",
                 markersize=6,
-                zorder=5,
+                zorder=_MEASURED_Z,
             )
 
     ax.set_xscale("log")
