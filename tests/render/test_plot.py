@@ -1088,3 +1088,26 @@ def test_a_measurement_is_drawn_above_the_switch_diamond_at_its_size(
         (measured,) = [line for line in axis.lines if line.get_marker() == "s"]
         assert 2.0 * 2**20 in list(measured.get_xdata())
         assert measured.get_zorder() > diamonds.get_zorder()
+
+
+def test_the_footnote_stands_on_a_clear_box_over_a_low_ceiling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 1 GiB all-reduce on 2 x 8 H100 over ndr and hdr: hdr's node ceiling (8 x 200 Gb/s x
+    0.975 = 195 GB/s) is the lowest line on the axis and ran through the footnote's letters.
+    The footnote sits on a half-clear white box, above the ceilings' lines."""
+    pytest.importorskip("matplotlib")
+    figures = _drawn(monkeypatch)
+    argv = ["sweep", "allreduce", "-b", "1G", "-e", "1G", "-N", "2", "--inter", "ndr,hdr"]
+    result = runner.invoke(app, [*argv, "--plot", str(tmp_path / "one.png")])
+    assert result.exit_code == 0, result.stderr
+    ax = figures[-1].axes[0]
+    (note,) = [t for t in ax.texts if t.get_text().startswith("ibcalc ")]
+    box = note.get_bbox_patch()
+    assert box is not None
+    assert box.get_facecolor()[:3] == (1.0, 1.0, 1.0)
+    low = min(
+        ax.lines, key=lambda line: line.get_ydata()[0] if line.get_linestyle() == "--" else 1e9
+    )
+    assert low.get_ydata()[0] == pytest.approx(195.0)
+    assert note.get_zorder() > low.get_zorder()
