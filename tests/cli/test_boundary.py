@@ -294,6 +294,45 @@ def test_a_frameworks_name_for_an_option_is_offered_that_option(
     )
 
 
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        # the start of an option, or its words' starts, is offered the option: difflib had
+        # offered nothing (`--nics` is 0.57 of `--nics-per-node`)
+        (["allreduce", "--size", "1GB", "--nics", "2"], " (did you mean --nics-per-node? see"),
+        (["allreduce", "--size", "1GB", "--nic", "2"], " (did you mean --nics-per-node? see"),
+        (
+            ["allreduce", "--size", "1GB", "--gpus", "8"],
+            " (did you mean --gpus-per-node, --gpus-per-process? see",
+        ),
+        (["gap", "--gpus", "8"], " (did you mean --gpus-per-node? see"),
+        (["sweep", "allreduce", "--nics_per", "2"], " (did you mean --nics-per-node? see"),
+        (["sweep", "allreduce", "--step", "2"], " (did you mean --stepbytes, --stepfactor? see"),
+        # a plural typed for a singular word; two letters that are a whole first word
+        (["infer", "--gpus", "80GB"], " (did you mean --gpu-memory, --gpus-per-node? see"),
+        (["train", "--kv", "8"], " (did you mean --kv-heads? see"),
+        # the words' first letters
+        (["allreduce", "--size", "1GB", "--gpn", "8"], " (did you mean --gpus-per-node? see"),
+        (["train", "--mb", "2"], " (did you mean --micro-batch? see"),
+        # a short option in the other case
+        (["allreduce", "--size", "1GB", "-n", "2"], " (did you mean -N? see"),
+        # and nothing for words that start no option, one letter, or too many options
+        (["allreduce", "--size", "1GB", "--banana", "2"], " (see"),
+        (["allreduce", "--size", "1GB", "--verbose"], " (see"),
+        (["allreduce", "--size", "1GB", "--n", "2"], " (see"),
+        (["allreduce", "--size", "1GB", "--lr", "2"], " (see"),
+        (["allreduce", "--size", "1GB", "-X", "2"], " (see"),
+        (["train", "--model", "llama3-8b", "--n", "2"], " (see"),
+    ],
+)
+def test_a_short_form_of_an_option_is_offered_that_option(
+    argv: list[str], hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = next(a for a in reversed(argv) if a.startswith("-") and a not in ("--size", "--model"))
+    out, err = _refused(argv, capsys)
+    assert (out, err) == ("", f"error: No such option: {bad}{hint} 'ibcalc {argv[0]} --help')\n")
+
+
 #: The hint on a command whose one file is a picture, before its help's aside.
 PICTURE_ONLY = " (the output goes to stdout; --plot FILE writes a .png or .svg picture; see"
 

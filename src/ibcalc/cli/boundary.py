@@ -54,6 +54,7 @@ from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import (
     closest,
     closest_hint,
+    folded,
     printable_ends,
     quoted_names,
     shown,
@@ -364,6 +365,11 @@ def usage_line(exc: typer.TyperException) -> str:
     elif isinstance(option, str) and (spelt := _framework_option(exc, option)) is not None:
         # Megatron-LM's or vLLM's name for an option: difflib had offered another quantity
         message = with_aside(str(getattr(exc, "message", message)), f" (did you mean {spelt}?)")
+    elif isinstance(option, str) and (short := _short_forms(exc, option)):
+        # `--nics`, `--gpu`, `--gpn`: a short form of the command's options, which difflib
+        # had not offered (`--nics` is 0.57 of `--nics-per-node`)
+        message = str(getattr(exc, "message", message))
+        message = with_aside(message, f" (did you mean {', '.join(short)}?)")
     elif isinstance(option, str) and possible:
         bare = {str(p).lstrip("-"): str(p) for p in possible}
         near = closest(option.lstrip("-"), list(bare))
@@ -454,6 +460,52 @@ def _command_options(exc: typer.TyperException) -> set[str]:
     """The option names (``--tp``, ``-o``) of the command of a usage error."""
     params = getattr(getattr(getattr(exc, "ctx", None), "command", None), "params", [])
     return {opt for param in params for opt in getattr(param, "opts", ())}
+
+
+#: Most options a short form is offered (``--cross`` offers the three --cross-leaf options).
+_MOST_SHORT_FORMS = 3
+
+
+def _short_forms(exc: typer.TyperException, option: str) -> list[str]:
+    """The command's options, shortest first, that ``option`` is a short form of: a short
+    option in the other case (``-n``: ``-N``); a long one whose dash-separated words begin
+    with the words typed, three letters or more (``--nics``, ``--nic`` and ``--nics-per``
+    offer ``--nics-per-node``), or whose first word is the two typed (``--kv``), a word typed
+    in the plural counting for the singular (``--gpus``: ``--gpu-memory``); else one whose
+    words begin with the letters typed (``--gpn``: ``--gpus-per-node``). None where more than
+    :data:`_MOST_SHORT_FORMS` would be (``--no``), or none is."""
+    params = getattr(getattr(getattr(exc, "ctx", None), "command", None), "params", [])
+    names = [
+        name
+        for param in params
+        if not getattr(param, "hidden", False)
+        for name in (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ()))
+    ]
+    if not option.startswith("--"):
+        return [name for name in names if name == option.swapcase() and len(name) == 2]
+    typed = folded(option).lstrip("-").replace("_", "-").split("-")
+    longs = sorted((n for n in names if n.startswith("--")), key=lambda n: (len(n), n))
+
+    def words_begin(name: str) -> bool:
+        words = name[2:].split("-")
+        return len(typed) <= len(words) and all(
+            word.startswith(got) or word == got.removesuffix("s")
+            for got, word in zip(typed, words, strict=False)
+        )
+
+    if len("".join(typed)) >= 3:
+        found = [name for name in longs if words_begin(name)]
+    else:  # two letters: the first word whole (`--kv`), not the start of any word (`--no`)
+        found = [name for name in longs if name[2:].split("-")[0] == typed[0]]
+    if not found and len(typed) == 1 and len(typed[0]) >= 2:
+        letters = typed[0]
+        found = [
+            name
+            for name in longs
+            if len(words := name[2:].split("-")) == len(letters)
+            and all(word.startswith(c) for c, word in zip(letters, words, strict=True))
+        ]
+    return found if len(found) <= _MOST_SHORT_FORMS else []
 
 
 def _framework_option(exc: typer.TyperException, option: str) -> str | None:
