@@ -263,13 +263,23 @@ class FieldError(IbcalcError, ValueError):
     ``value``: where the message begins with the field's mark and its value written in the
     library's words (a size in its unit, ``{part_bytes} 1 MB``), that text, so that a caller
     that has the value as the user wrote it can quote that instead (the CLI: ``--part-size
-    '1MB'``).
+    '1MB'``). ``others``: the same for the other fields whose marks the message follows with
+    their value, by field (``{hidden} 64 is smaller than {heads} 128``: ``{"heads": "128"}``),
+    so that a refusal of two values quotes both.
     """
 
-    def __init__(self, message: str, *, field: str | None = None, value: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        value: str | None = None,
+        others: Mapping[str, str] | None = None,
+    ) -> None:
         self.template = message
         self.field = field
         self.value = value
+        self.others: dict[str, str] = dict(others or {})
         super().__init__(message)
 
     @property

@@ -873,6 +873,8 @@ def gap_for_system(
                 f"{{scale_up_domain}} {scale_up_domain} spans nodes on {preset.id}'s own "
                 f"scale-up link ({preset.intra}), not on {{intra}} {intra_id}",
                 field="scale_up_domain",
+                value=str(scale_up_domain),
+                others={"intra": intra_id},
             )
         domain_gpus = scale_up_domain
     if gpus == preset.gpus_per_node and domain_gpus > gpus and own_link:

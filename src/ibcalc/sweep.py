@@ -109,6 +109,8 @@ def sweep_sizes(
             f"{{max_bytes}} {format_size(max_bytes)} is smaller than {{min_bytes}} "
             f"{format_size(min_bytes)}",
             field="max_bytes",
+            value=format_size(max_bytes),
+            others={"min_bytes": format_size(min_bytes)},
         )
     # nccl-tests' -f is a whole number: NaN had given one size and 2.5 fractional byte sizes
     # any whole number (numpy's int64, Fraction(4), Decimal(4)), not True and not NaN (a review)

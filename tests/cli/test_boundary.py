@@ -333,6 +333,66 @@ def test_a_short_form_of_an_option_is_offered_that_option(
     assert (out, err) == ("", f"error: No such option: {bad}{hint} 'ibcalc {argv[0]} --help')\n")
 
 
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        # a refusal of two values quotes both as typed, as a refusal of one does (both had
+        # come unquoted: '--hidden 64 is smaller than --heads 128')
+        (
+            ["train", "--params", "7B", "--layers", "32", "--hidden", "64", "--heads", "128"],
+            "--hidden '64' is smaller than --heads '128': each attention head takes at least "
+            "one dimension of the hidden state",
+        ),
+        (
+            [
+                *("train", "--params", "7B", "--layers", "32", "--hidden", "4096"),
+                *("--heads", "32", "--experts", "4", "--top-k", "9"),
+            ],
+            "--top-k '9' is more than --experts '4'",
+        ),
+        (
+            ["infer", "--model", "llama3-8b", "--prompt", "200000", "--output-tokens", "1000"],
+            "--prompt '200000' + --output-tokens '1000' = 201,000 tokens is more than the "
+            "131,072-token context of Llama 3 8B",
+        ),
+        (
+            [
+                *("train", "--model", "llama3-8b", "--system", "dgx-h100", "-N", "2"),
+                *("--global-batch", "64", "--microbatches", "3"),
+            ],
+            "--microbatches '3' contradicts --global-batch '64', which gives 64 / (16 x 1) = "
+            "4 micro-batches per step: give one of them",
+        ),
+        (
+            [
+                *("train", "--model", "llama3-8b", "--system", "dgx-h100", "-N", "3"),
+                *("--cp", "3", "--seq-len", "1000"),
+            ],
+            "--seq-len '1000' does not split over --cp '3'",
+        ),
+        (
+            ["sweep", "allreduce", "-b", "1G", "-e", "1M"],
+            "--maxbytes '1M' is smaller than --minbytes '1G'",
+        ),
+        # a value the command line did not give stays as the library writes it
+        (
+            [
+                *("train", "--model", "llama3-8b", "--system", "dgx-h100", "-N", "3"),
+                *("--cp", "3"),
+            ],
+            "--seq-len 8192 does not split over --cp '3'",
+        ),
+    ],
+)
+def test_a_refusal_of_two_values_quotes_both_as_typed(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, err = _refused(argv, capsys)
+    # the command's hint where the line begins with an option and its value quoted
+    hint = f" (see 'ibcalc {argv[0]} --help')" if line.split(" ", 2)[1][:1] == "'" else ""
+    assert (out, err) == ("", f"error: {line}{hint}\n")
+
+
 #: The hint on a command whose one file is a picture, before its help's aside.
 PICTURE_ONLY = " (the output goes to stdout; --plot FILE writes a .png or .svg picture; see"
 

@@ -755,7 +755,7 @@ ERRORS: list[tuple[str, list[str], list[str]]] = [
             *("alltoall", "--size", "1GB", "-N", "32", "--oversubscription", "2"),
             *("--cross-leaf", "0.5", "--cross-leaf-unaligned", "0.1"),
         ],
-        ["--cross-leaf-unaligned 0.1 is below --cross-leaf 0.5"],
+        ["--cross-leaf-unaligned '0.1' is below --cross-leaf '0.5'"],
     ),
     # given alone, the default it is below is said (every byte crosses)
     (

@@ -140,12 +140,24 @@ def test_size_errors_name_their_field(args: tuple[float, ...], field: str, messa
         # -e left at 8G (8 GiB): the user is told it is the default, and to give -e
         (
             ["-b", "16G"],
-            "--maxbytes 8 GiB (its default) is smaller than --minbytes 16 GiB: give -e",
+            "--maxbytes 8 GiB (its default) is smaller than --minbytes '16G': give -e",
         ),
         # -b left at 8 (8 B) under a -e of 4 B
-        (["-e", "4"], "--maxbytes 4 B is smaller than --minbytes 8 B (its default): give -b"),
-        # both typed: the library's refusal, as before
-        (["-b", "16G", "-e", "8G"], "--maxbytes 8 GiB is smaller than --minbytes 16 GiB"),
+        (
+            ["-e", "4"],
+            "--maxbytes '4' is smaller than --minbytes 8 B (its default): give -b "
+            "(see 'ibcalc sweep --help')",
+        ),
+        # both typed: the library's refusal, each end quoted as typed, as a refusal of one
+        # value quotes it (had been '--maxbytes 8 GiB is smaller than --minbytes 16 GiB')
+        (
+            ["-b", "16G", "-e", "8G"],
+            "--maxbytes '8G' is smaller than --minbytes '16G' (see 'ibcalc sweep --help')",
+        ),
+        (
+            ["--minbytes=1GB", "-e1MB"],
+            "--maxbytes '1MB' is smaller than --minbytes '1GB' (see 'ibcalc sweep --help')",
+        ),
     ],
 )
 def test_ends_out_of_order_say_which_is_the_default(given: list[str], message: str) -> None:

@@ -661,7 +661,7 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
         (
             # grouped-query attention: 64 query heads do not split into 3 equal groups
             ["train", "--model", "llama3-70b", "--kv-heads", "3", "--system", "dgx-h100"],
-            "llama3-70b's --heads 64 does not divide into --kv-heads 3 groups",
+            "llama3-70b's --heads 64 does not divide into --kv-heads '3' groups",
         ),
         (
             # a field the preset does not have is not called the preset's ('give its
@@ -673,7 +673,7 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
             # the preset's 8 KV heads are the preset's, not a flag given ('--kv-heads 8 is more
             # than --heads 7' had named one nobody gave)
             ["train", "--model", "llama3-70b", "--heads", "4", "--system", "dgx-h100"],
-            "llama3-70b's --kv-heads 8 is more than --heads 4",
+            "llama3-70b's --kv-heads 8 is more than --heads '4'",
         ),
     ],
 )

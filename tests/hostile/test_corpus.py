@@ -1179,14 +1179,14 @@ CASES: list[Case] = [
         "train-kv-heads-over-heads",
         "train --model llama3-8b --system dgx-h100 -N 2 --kv-heads 64",
         2,
-        "--kv-heads 64 is more than llama3-8b's --heads 32",
+        "--kv-heads '64' is more than llama3-8b's --heads 32",
         "more key/value heads than query heads were accepted",
     ),
     C(
         "train-sequence-parallel-split",
         "train --model llama3-8b --system dgx-h100 -N 2 --tp 8 --seq-len 1001 --sequence-parallel",
         2,
-        "--seq-len 1001 does not split over tp 8",
+        "--seq-len '1001' does not split over --tp '8'",
         "a sequence that does not split over tp was priced as sequence-parallel",
     ),
     C(

@@ -227,20 +227,42 @@ def _field_line(exc: FieldError) -> str:
     words (:attr:`FieldError.value`), the value quoted as typed: ``--part-size '1MB' is less
     than ...``, where the library, handed the bytes, writes ``1 MB`` (and ``--tp 16`` had come
     unquoted), so that :func:`with_help_hint` gives it the command's hint as every other
-    refusal of a value. A refusal of values given together keeps its words, as does one of a
-    count that is not the count typed (:func:`_typed_count`)."""
+    refusal of a value. The other values it writes after their fields
+    (:attr:`FieldError.others`) are quoted as typed too: ``--maxbytes '1M' is smaller than
+    --minbytes '1G'`` (had been ``1 MiB`` and ``1 GiB``, unquoted). A refusal of values given
+    together that writes none keeps its words, as does one of a count that is not the count
+    typed (:func:`_typed_count`), and a value not typed (a model's, a default)."""
     names = as_typed(FIELD_FLAGS)
     line = exc.render(names)
+    if exc.field is not None and exc.value is not None:
+        line = _quoted_as_typed(line, names, exc.field, exc.value, head=True)
+    for field, value in exc.others.items():
+        line = _quoted_as_typed(line, names, field, value, head=False)
+    return line
+
+
+def _quoted_as_typed(
+    line: str, names: Mapping[str, str], field: str, value: str, *, head: bool
+) -> str:
+    """``line`` with ``FLAG VALUE`` (``field``'s flag as typed, ``value`` in the library's
+    words) quoting the text typed for the flag instead, where it was typed and stands for
+    ``value``: at its start where ``head``, else its first such words (followed by no more of
+    the value: ``--heads 12`` is not ``--heads 128`` or ``--heads 12.5``)."""
     command = _RUNNING.get()
-    flag = FIELD_FLAGS.get(exc.field or "")
+    flag = FIELD_FLAGS.get(field)
     typed = command.values.get(flag) if command is not None and flag is not None else None
-    said = names.get(exc.field or "", flag)
-    head = f"{said} {exc.value} "
-    if typed is None or exc.value is None or not line.startswith(head):
+    if typed is None or not _typed_count(typed, value):
         return line
-    if not _typed_count(typed, exc.value):
-        return line
-    return f"{said} {shown(typed)} {line[len(head) :]}"
+    said = names.get(field, flag)
+    words = f"{said} {value}"
+    at = 0 if line.startswith(words) else -1 if head else line.find(words)
+    while at >= 0:
+        end = at + len(words)
+        rest = line[end : end + 2]
+        if not (rest[:1].isalnum() or (rest[:1] in (".", ",") and rest[1:].isdigit())):
+            return f"{line[:at]}{said} {shown(typed)}{line[end:]}"
+        at = -1 if head else line.find(words, end)
+    return line
 
 
 def _typed_count(typed: str, value: str) -> bool:
@@ -248,10 +270,11 @@ def _typed_count(typed: str, value: str) -> bool:
     digits), only if ``typed`` reads as that number. A count the library derives from the one
     typed is refused under its field (each site's 3 dp ranks of ``--dp 6 --sites 2``), and had
     been quoted as the 6 typed; other values (``1 MB`` for ``1MB``) are taken as typed."""
-    if not (value.isascii() and value.isdigit()):
+    digits = value.replace(",", "")  # 8,192 tokens
+    if not (digits.isascii() and digits.isdigit()):
         return True
     try:
-        return float(typed) == int(value)
+        return float(typed) == int(digits)
     except ValueError:
         return False
 

@@ -284,6 +284,7 @@ def _ends_in_order(ctx: typer.Context, low: float, high: float) -> None:
     raise FieldError(
         f"{said['max_bytes']} is smaller than {said['min_bytes']}: give {flag}",
         field=untyped[0],
+        others={field: size for field, (_, _, size) in ends.items()},
     )
 
 

@@ -371,7 +371,7 @@ def train_command(
     except FieldError as exc:
         # a design's nodes are the file's, not --nodes (which --design refuses)
         said = exc.render(as_typed(design_error_names(names, design)))
-        raise FieldError(said, field=exc.field, value=exc.value) from None
+        raise FieldError(said, field=exc.field, value=exc.value, others=exc.others) from None
     job = TrainSpec(
         model=spec_model,
         parallel=layout,

@@ -1463,6 +1463,8 @@ def _build_out(
             + ": traffic off its rail crosses the leaves at least as often as rail-aligned "
             "traffic",
             field="unaligned_cross_leaf_fraction",
+            value=f"{fu_given:g}",
+            others={"cross_leaf_fraction": f"{spec.cross_leaf_fraction:g}"},
         )
     if spec.oversubscription > 1:
         k, f = spec.oversubscription, spec.cross_leaf_fraction

@@ -288,6 +288,8 @@ class ModelSpec(CheckedSpec):
                 f"{{hidden}} {self.hidden} is smaller than {{heads}} {self.heads}: each attention "
                 "head takes at least one dimension of the hidden state",
                 field="hidden",
+                value=str(self.hidden),
+                others={"heads": str(self.heads)},
             )
         if (
             self.hidden is not None
@@ -301,10 +303,15 @@ class ModelSpec(CheckedSpec):
                 f"{{hidden}} {self.hidden} does not divide among {{heads}} {self.heads}: each "
                 "attention head takes hidden / heads dimensions",
                 field="hidden",
+                value=str(self.hidden),
+                others={"heads": str(self.heads)},
             )
         if self.top_k is not None and self.experts is not None and self.top_k > self.experts:
             raise WorkloadError(
-                f"{{top_k}} {self.top_k} is more than {{experts}} {self.experts}", field="top_k"
+                f"{{top_k}} {self.top_k} is more than {{experts}} {self.experts}",
+                field="top_k",
+                value=str(self.top_k),
+                others={"experts": str(self.experts)},
             )
         if self.kv_heads is not None and self.heads is not None and self.kv_heads > self.heads:
             # grouped-query attention shares each key/value head among heads / kv_heads query
@@ -313,6 +320,8 @@ class ModelSpec(CheckedSpec):
                 f"{{kv_heads}} {self.kv_heads} is more than {{heads}} {self.heads} "
                 "(each key/value head serves one or more query heads)",
                 field="kv_heads",
+                value=str(self.kv_heads),
+                others={"heads": str(self.heads)},
             )
         if self.kv_heads is not None and self.heads is not None and self.heads % self.kv_heads:
             # each key/value head serves the same number of query heads (GQA groups are equal)
@@ -320,6 +329,7 @@ class ModelSpec(CheckedSpec):
                 f"{{heads}} {self.heads} does not divide into {{kv_heads}} {self.kv_heads} "
                 "groups (each key/value head serves heads / kv_heads query heads)",
                 field="kv_heads",
+                others={"heads": str(self.heads), "kv_heads": str(self.kv_heads)},
             )
         if self.embedding_params and 2 * self.embedding_params >= self.params:
             assert self.vocab is not None
@@ -424,6 +434,8 @@ class ModelSpec(CheckedSpec):
                 f"{tokens:,} tokens is more than the {self.max_context:,}-token context of "
                 f"{self._display_name()}",
                 field="prompt_tokens",
+                value=f"{prompt_tokens:,}",
+                others={"output_tokens": f"{output_tokens:,}"},
             )
 
     def context_warnings(self, seq_len: int) -> list[str]:
@@ -879,4 +891,4 @@ def model_from(
                 template = template.replace(f"{{{name}}}", f"{base.id}'s {{{name}}}", 1)
         if template == exc.template:
             raise
-        raise WorkloadError(template, field=exc.field) from None
+        raise WorkloadError(template, field=exc.field, value=exc.value, others=exc.others) from None

@@ -563,8 +563,8 @@ def _placed(
     except WorkloadError as exc:
         # kept without its traceback, whose frames hold the search that first asked (its
         # layouts' results included) for as long as the memo keeps the refusal: what
-        # :meth:`_Builder.place` raises again takes the template, field and value alone
-        return WorkloadError(exc.template, field=exc.field, value=exc.value)
+        # :meth:`_Builder.place` raises again takes the template, fields and values alone
+        return WorkloadError(exc.template, field=exc.field, value=exc.value, others=exc.others)
 
 
 #: :func:`_placed` by (catalogue, cluster) identity and group: the searches on one cluster (one
@@ -749,6 +749,8 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str], share
                 f"{pp * v} chunks of equal layers; its {layers} layers do not divide "
                 "into them",
                 field="virtual_stages",
+                value=str(v),
+                others={"pp": str(pp)},
             )
 
 
@@ -775,6 +777,8 @@ def _microbatches(spec: TrainSpec, notes: list[str]) -> int:
                 f"{global_batch:,}, which gives {global_batch:,} / ({dp} x "
                 f"{micro_batch}) = {plural(m, 'micro-batch')} per step: give one of them",
                 field="microbatches",
+                value=str(spec.microbatches),
+                others={"global_batch": f"{global_batch:,}"},
             )
         notes.append(
             f"{plural(m, 'micro-batch')} per step: {{global_batch}} {global_batch:,} sequences / "
@@ -940,15 +944,21 @@ def _train_step_in(
     elif spec.seq_len is None:
         b.notes.append(f"sequence length {seq} from {model.label} ({{seq_len}} to change)")
     if seq % cp:
-        raise WorkloadError(f"{{seq_len}} {seq} does not split over cp {cp}", field="cp")
+        raise WorkloadError(
+            f"{{seq_len}} {seq} does not split over {{cp}} {cp}",
+            field="cp",
+            others={"seq_len": str(seq), "cp": str(cp)},
+        )
     s_local = seq // cp
     if sequence_parallel and tp > 1 and s_local % tp:
         # Megatron's sequence parallelism splits each rank's sequence over the tp group
         # (Korthikanti et al., arXiv:2205.05198, section 4.2.2)
         raise WorkloadError(
-            f"{{seq_len}} {seq} does not split over tp {tp} for sequence parallelism"
+            f"{{seq_len}} {seq} does not split over {{tp}} {tp} for sequence parallelism"
             + (f" ({s_local} tokens per context-parallel rank)" if cp > 1 else ""),
             field="seq_len",
+            value=str(seq),
+            others={"tp": str(tp)},
         )
     if sequence_parallel and tp == 1:
         b.notes.append(
