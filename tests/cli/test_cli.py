@@ -1769,3 +1769,29 @@ def test_sweep_and_gap_stderr_notes_wrap_at_columns(tmp_path: Path) -> None:
     )
     assert gap.exit_code == 0
     assert gap.stderr.splitlines() == ["plot written to", f"  {png}"]
+
+
+#: What one node says of the scale-out link it was given.
+NO_NETWORK = "ndr carries no collective: one scale-up domain, no network between GPUs"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["allreduce", "--size", "1GB", "-N", "1"],
+        ["allreduce", "--size", "1GB", "-N", "1", "--format", "json"],
+        ["sweep", "allreduce", "-N", "1", "--format", "csv"],
+        ["train", "--model", "llama3-8b", "-N", "1"],
+        ["infer", "--model", "llama3-8b", "-N", "1"],
+    ],
+)
+@pytest.mark.parametrize("spelling", ["--fabric", "--inter"])
+def test_a_note_names_the_link_option_as_typed(argv: list[str], spelling: str) -> None:
+    """Notes name an option by the alias typed, as errors do: '--fabric ndr -N 1' had been
+    noted '--inter ndr carries no collective', an option the user never typed."""
+    result = runner.invoke(app, [*argv, spelling, "ndr"])
+    assert result.exit_code == 0, result.stderr
+    said = result.stdout + result.stderr
+    assert f"{spelling} {NO_NETWORK}" in said
+    other = "--inter" if spelling == "--fabric" else "--fabric"
+    assert other not in said

@@ -15,7 +15,7 @@ import typer
 
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli.app import collective_help
-from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard, say_wrapped
+from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, as_typed, guard, say_wrapped
 from ibcalc.cli.options import (
     ALGO_AUTO,
     ESTIMATE_FIELDS,
@@ -114,7 +114,7 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
             protocol=protocol_of(proto),
             params=params,
         )
-        render_estimate(result, fmt, names=FIELD_FLAGS, explain=explain)
+        render_estimate(result, fmt, names=as_typed(FIELD_FLAGS), explain=explain)
 
     command.__doc__ = collective_help(collective)
     return command
@@ -236,7 +236,7 @@ def sweep_command(
         params=params,
     )
     if target is None:
-        render_sweep(result, fmt, names=FIELD_FLAGS)
+        render_sweep(result, fmt, names=as_typed(FIELD_FLAGS))
         _csv_notes(result, fmt)
         return
     from ibcalc.render.plot import load_measured_for, plot_sweep_result
@@ -256,7 +256,7 @@ def sweep_command(
         measured=points,
         time_panel=plot_time,
     )
-    render_sweep(result, fmt, names=FIELD_FLAGS)
+    render_sweep(result, fmt, names=as_typed(FIELD_FLAGS))
     _csv_notes(result, fmt)
     said = printable(path)
     say_wrapped(f"plot written to {said}", said)
@@ -293,7 +293,7 @@ def _csv_notes(result: SweepResult, fmt: str) -> None:
     them as keys)."""
     if fmt != Format.CSV:
         return
-    skipped, assumed, notes = sweep_notes(result, FIELD_FLAGS)
+    skipped, assumed, notes = sweep_notes(result, as_typed(FIELD_FLAGS))
     for line in ([skipped] if skipped is not None else []) + [f"assumption: {a}" for a in assumed]:
         say_wrapped(line)
     for note in notes:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from ibcalc.cli.boundary import FIELD_FLAGS, guard, say_wrapped
+from ibcalc.cli.boundary import FIELD_FLAGS, as_typed, guard, say_wrapped
 from ibcalc.cli.options import (
     FORMAT_TABLE,
     CatalogueOpt,
@@ -91,7 +91,7 @@ def gap_command(
 
         # the picture first: a write that fails after all leaves stdout empty
         written = plot_gap(target, report.pairings)
-    render_gap(report, fmt, names=FIELD_FLAGS)
+    render_gap(report, fmt, names=as_typed(FIELD_FLAGS))
     if written is not None:
         said = printable(written)
         say_wrapped(f"plot written to {said}", said)

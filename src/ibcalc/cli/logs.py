@@ -276,7 +276,7 @@ def nccl_check(
         for finding in check.findings:
             if finding.kind == "flag_mismatch" and finding.severity == "error":
                 remedy = f"; {finding.evidence[-1]}" if len(finding.evidence) > 1 else ""
-                said = fill_fields(finding.cause.split(":")[0] + remedy, {**FIELD_FLAGS, **names})
+                said = fill_fields(finding.cause.split(":")[0] + remedy, names)
                 contradicted.append(
                     {"source": check.source, "message": f"run {check.run_index + 1}: {said}"}
                 )
@@ -303,7 +303,7 @@ def nccl_check(
                     "source": c.source,
                     "run_index": c.run_index,
                     # the flags' names, as the note on stderr has them (review DF)
-                    "reason": fill_fields(unjudged[id(c)], FIELD_FLAGS),
+                    "reason": fill_fields(unjudged[id(c)], as_typed(FIELD_FLAGS)),
                 }
                 for c in checks
                 if id(c) in unjudged
@@ -325,7 +325,7 @@ def nccl_check(
                 run = f"{printable(check.source, None)} run {check.run_index + 1}"
                 say_wrapped(
                     f"note: {run} is not judged by "
-                    f"--min-efficiency: {fill_fields(unjudged[id(check)], FIELD_FLAGS)}",
+                    f"--min-efficiency: {fill_fields(unjudged[id(check)], as_typed(FIELD_FLAGS))}",
                     run,
                 )
         if all(c.verdict == "not_checked" for c in checks):

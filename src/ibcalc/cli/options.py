@@ -24,7 +24,7 @@ import typer
 
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError
+from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, as_typed
 from ibcalc.cli.numbers import field_count, field_number, field_range, range_words, whole
 from ibcalc.cluster.spec import (
     MAX_GPUS_PER_NODE,
@@ -958,7 +958,7 @@ def design_cluster(
     fields, which the command does not use and names as ignored (checkpoint's SHARP).
     """
     if design is None:
-        return cluster, FIELD_FLAGS
+        return cluster, as_typed(FIELD_FLAGS)
     both = [FIELD_FLAGS[f] for f in _NODE_FIELDS if f in cluster.model_fields_set]
     if both:
         # 'both' for two flags, 'all' for more (three had read 'both'; a review)
@@ -1016,7 +1016,7 @@ def _design_names(cluster: ClusterSpec, stated: Mapping[str, str]) -> dict[str, 
     # the node fields come from the file alone (their options are refused beside it): '4 GPUs
     # per node of dgx-h100's 8 (--gpus-per-node)' had named an option --design refuses
     nodes = {f: f"the design's {f}" for f in _NODE_FIELDS}
-    return {**FIELD_FLAGS, **nodes, **from_file}
+    return {**as_typed(FIELD_FLAGS), **nodes, **from_file}
 
 
 def design_error_names(names: Mapping[str, str], design: Path | None) -> dict[str, str]:
@@ -1053,7 +1053,7 @@ def design_origins(
     the caller', and the advice for a system the log contradicts said 're-run without
     --system' to a caller who gave none (a review)."""
     if design is None:
-        return cluster, {}, dict(FIELD_FLAGS)
+        return cluster, {}, as_typed(FIELD_FLAGS)
     from ibcalc.design.schema import DESIGN_KEYS
 
     spec, stated = _design_spec(design, catalogue)
@@ -1075,5 +1075,5 @@ def design_origins(
         # a node count given with --nodes is the flag's (it had been tagged the design's, with
         # the design's unused count as its evidence: review DF)
         origins["nodes"] = str(spec.nodes)
-    names = {**FIELD_FLAGS, **{f: f"{where}'s {keys[f]}" for f in fields}}
+    names = {**as_typed(FIELD_FLAGS), **{f: f"{where}'s {keys[f]}" for f in fields}}
     return _node_shape(cluster, spec), origins, names
