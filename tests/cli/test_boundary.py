@@ -260,6 +260,29 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
             ["links", "shwo"],
             "No such command 'shwo'. Did you mean 'show'? (see 'ibcalc links --help')",
         ),
+        (
+            ["allreduc"],
+            "No such command 'allreduc'. Did you mean 'allreduce', 'reduce'? (see 'ibcalc --help')",
+        ),
+        # a command spelt with dashes, underscores or capitals is offered that command alone
+        # (all-reduce had been offered 'allreduce', 'reduce'; nccl_check 'nccl-check', 'check';
+        # links SHOW nothing)
+        (
+            ["all-reduce"],
+            "No such command 'all-reduce'. Did you mean 'allreduce'? (see 'ibcalc --help')",
+        ),
+        (
+            ["nccl_check"],
+            "No such command 'nccl_check'. Did you mean 'nccl-check'? (see 'ibcalc --help')",
+        ),
+        (
+            ["AllReduce"],
+            "No such command 'AllReduce'. Did you mean 'allreduce'? (see 'ibcalc --help')",
+        ),
+        (
+            ["links", "SHOW"],
+            "No such command 'SHOW'. Did you mean 'show'? (see 'ibcalc links --help')",
+        ),
     ],
 )
 def test_usage_errors_name_the_command_help(

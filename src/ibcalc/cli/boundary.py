@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -409,6 +410,8 @@ def usage_line(exc: typer.TyperException) -> str:
         isinstance(p, typer.core.TyperArgument) and p.name == "name"
         for p in getattr(show, "params", [])
     )
+    if unknown is not None and isinstance(commands, Mapping):
+        message = _same_command(message, unknown, list(commands))
     if unknown is not None and takes_name and isinstance(path, str):
         assert isinstance(commands, dict)
         if unknown.group("got").lower() in _LIST_WORDS:
@@ -424,6 +427,18 @@ def usage_line(exc: typer.TyperException) -> str:
         hinted = with_aside(message[:end], closest_hint(refused.group("got"), names))
         message = hinted + message[end:]
     return with_aside(message, hint)
+
+
+def _same_command(message: str, unknown: re.Match[str], commands: list[str]) -> str:
+    """``message`` (the toolkit's ``No such command 'all-reduce'. Did you mean 'allreduce',
+    'reduce'?``) offering only the command the word names but for case, dashes and
+    underscores, where one does (``all_reduce``, ``AllReduce``, ``nccl_check``, ``send-recv``):
+    the second guess had been another command (``reduce``, ``check``)."""
+    squeezed = {re.sub(r"[-_]", "", c.lower()): c for c in commands}
+    same = squeezed.get(re.sub(r"[-_]", "", unknown.group("got").lower()))
+    if same is None:
+        return message
+    return f"{message[: unknown.end()]} Did you mean '{same}'?"
 
 
 def _value_refusal(exc: typer.TyperException) -> str | None:
