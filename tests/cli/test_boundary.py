@@ -416,6 +416,34 @@ def test_a_refusal_of_two_values_quotes_both_as_typed(
     assert (out, err) == ("", f"error: {line}{hint}\n")
 
 
+@pytest.mark.parametrize(
+    ("argv", "near"),
+    [
+        # a name the collective commands' --dtype reads (nccl-tests', numpy's) is offered
+        # the workload option's own spelling of that type: half, float, float8 and float16
+        # had been offered nothing
+        (["infer", "--model", "llama3-8b", "--dtype", "half"], " (did you mean fp16? see"),
+        (["infer", "--model", "llama3-8b", "--dtype", "float"], " (did you mean fp32? see"),
+        (["infer", "--model", "llama3-8b", "--kv-dtype", "float8"], " (did you mean fp8? see"),
+        (["train", "--model", "llama3-8b", "--grad-dtype", "float16"], " (did you mean fp16? see"),
+        (["train", "--model", "llama3-8b", "--grad-dtype", "int"], " (did you mean int8? see"),
+        # a type the option does not take, or no type, gets no guess
+        (["train", "--model", "llama3-8b", "--grad-dtype", "float64"], " (see"),
+        (["train", "--model", "llama3-8b", "--grad-dtype", "banana"], " (see"),
+    ],
+)
+def test_a_dtype_choice_is_offered_the_type_it_names(
+    argv: list[str], near: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, err = _refused(argv, capsys)
+    choices = "'fp32', 'bf16', 'fp16', 'fp8'" + (", 'int8'" if argv[0] == "train" else "")
+    assert (out, err) == (
+        "",
+        f"error: {argv[-2]} '{argv[-1]}' is not one of {choices}{near} "
+        f"'ibcalc {argv[0]} --help')\n",
+    )
+
+
 #: The hint on a command whose one file is a picture, before its help's aside.
 PICTURE_ONLY = " (the output goes to stdout; --plot FILE writes a .png or .svg picture; see"
 

@@ -424,9 +424,30 @@ def usage_line(exc: typer.TyperException) -> str:
     if refused is not None:
         names = quoted_names(refused.group("choices"))
         end = refused.end("choices")
-        hinted = with_aside(message[:end], closest_hint(refused.group("got"), names))
+        got = refused.group("got")
+        near = _dtype_hint(exc, got, names) or closest_hint(got, names)
+        hinted = with_aside(message[:end], near)
         message = hinted + message[end:]
     return with_aside(message, hint)
+
+
+def _dtype_hint(exc: typer.TyperException, got: str, choices: list[str]) -> str | None:
+    """`` (did you mean bf16?)`` for a name of an element type, refused by an option of
+    element types (``--dtype``, ``--grad-dtype`` ...), that names one of its ``choices`` as the
+    collective commands' ``--dtype`` reads it (``bfloat16``, ``half``) or is closest to one
+    (``float8``: fp8, which difflib had not offered); None where none does."""
+    opts = getattr(getattr(exc, "param", None), "opts", ())
+    if not any(str(opt).endswith("dtype") for opt in opts):
+        return None
+    from ibcalc.engine.types import DType
+    from ibcalc.facade import dtype_suggestions
+
+    for name in [got, *dtype_suggestions(got)]:
+        with contextlib.suppress(ValueError):
+            value = DType.parse(name).value
+            if value in choices:
+                return f" (did you mean {value}?)"
+    return None
 
 
 def _same_command(message: str, unknown: re.Match[str], commands: list[str]) -> str:
