@@ -168,6 +168,71 @@ def test_llama_swiglu_and_gqa_change_the_layer(builtin_catalogue: Catalogue) -> 
     assert result.memory.activations_bytes == pytest.approx(8192 * 8192 * 4.1875 * 20 * 4)
 
 
+#: Llama 3 70B's layer in units of s b h at tp 8 (Korthikanti et al. table 2 with its shape): 8
+#: left whole (no dropout masks), and split over tp the queries 2, keys and values 4 x 8 / 64 =
+#: 0.5, the output projection's input 2 and the SwiGLU MLP's 6 x 28672 / 8192 = 21: 25.5
+LLAMA70_SPLIT = 2 + 4 * 8 / 64 + 2 + 6 * 28672 / 8192
+
+
+@pytest.mark.parametrize(
+    ("train", "units"),
+    [
+        # no recompute keeps the softmax output, 2 a s / h = 2 x 64 x 8192 / 8192 = 128 units,
+        # split over tp: 8 + (25.5 + 128) / 8 = 27.1875; with sequence parallelism all over 8
+        ({"recompute": Recompute.NONE}, 8 + (LLAMA70_SPLIT + 128) / 8),
+        ({"recompute": Recompute.NONE, "sequence_parallel": True}, (8 + LLAMA70_SPLIT + 128) / 8),
+        ({}, 8 + LLAMA70_SPLIT / 8),  # selective: 11.1875
+        ({"sequence_parallel": True}, (8 + LLAMA70_SPLIT) / 8),  # 4.1875
+        ({"recompute": Recompute.FULL}, 2),  # the layer's input alone
+        ({"recompute": Recompute.FULL, "sequence_parallel": True}, 2 / 8),
+    ],
+)
+def test_llama3_70b_tp8_pp2_activations_by_hand(
+    builtin_catalogue: Catalogue, train: dict[str, Any], units: float
+) -> None:
+    """Llama 3 70B, tp 8 x pp 2 x dp 4 on 8 DGX H100, M = pp = 2 micro-batches of one
+    8192-token sequence: the first stage holds 40 layers of 2 micro-batches in flight, 80
+    layer-micro-batches of `units` s b h each (selective without sequence parallelism:
+    11.1875 x 8192^2 x 80 = 60.06 GB). Its model states: 70e9 / 16 = 4.375e9 parameters a GPU
+    (40 layers and the embedding), 2 + 4 + 12 bytes each."""
+    result = _step(
+        builtin_catalogue,
+        "dgx-h100",
+        8,
+        model=LLAMA70,
+        parallel=Parallelism(tp=8, pp=2, dp=4),
+        **train,
+    )
+    memory = result.memory
+    assert (memory.stage, memory.output_bytes) == (0, 0)
+    assert memory.params_per_gpu == pytest.approx(70e9 / 16)
+    assert (memory.weights_bytes, memory.gradients_bytes, memory.optimizer_bytes) == (
+        pytest.approx(2 * 70e9 / 16),
+        pytest.approx(4 * 70e9 / 16),
+        pytest.approx(12 * 70e9 / 16),
+    )
+    assert memory.activations_bytes == pytest.approx(8192 * 8192 * units * 40 * 2)
+
+
+def test_llama3_70b_context_parallel_ranks_keep_every_key_and_value(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """cp 2 on the same 8 nodes (tp 8 x cp 2 x pp 2 x dp 2): a rank's layer holds 4096 tokens,
+    s b h = 4096 x 8192, and the keys and values of all 8192 (0.5 units x 2 = 1): 8 + (2 + 1 + 2
+    + 21) / 8 = 11.25 units, x 40 layers x 2 micro-batches = 30.2 GB. ZeRO-1 shards the
+    optimizer state over dp x cp = 4 ranks: 12 x 4.375e9 / 4."""
+    result = _step(
+        builtin_catalogue,
+        "dgx-h100",
+        8,
+        model=LLAMA70,
+        parallel=Parallelism(tp=8, pp=2, dp=2, cp=2),
+        zero=1,
+    )
+    assert result.memory.activations_bytes == pytest.approx(4096 * 8192 * 11.25 * 40 * 2)
+    assert result.memory.optimizer_bytes == pytest.approx(12 * 70e9 / 16 / 4)
+
+
 def test_mixture_of_experts_layers_count_every_expert_a_token_visits() -> None:
     # Mixtral: 2 routed SwiGLU experts of 14336 = 3.5h each, and the token's 2 dispatched copies:
     # 2 x 6 x 14336 / 4096 + 2 x 2 = 46 units; DeepSeek-V3: 8 routed and 1 shared expert of
