@@ -28,6 +28,13 @@ def _words(text: str) -> str:
     return " ".join(text.split())
 
 
+def _said(name: str, pattern: str) -> re.Match[str]:
+    """The match of ``pattern`` in the words of docs/``name``, which must say it."""
+    match = re.search(pattern, _words(_doc(name)))
+    assert match is not None, pattern
+    return match
+
+
 def _run(args: list[str]) -> tuple[int, str]:
     result = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
     return result.exit_code, result.output
@@ -259,20 +266,50 @@ def test_workload_guide_gives_a_storage_transfers_bytes_per_gpu_as_printed() -> 
     assert save["bytes_per_gpu"] == float(said.group(1)) == pytest.approx(112e9 / 24)
 
 
+def test_workload_guide_says_the_presets_count_their_papers_parameters() -> None:
+    """docs/workload.md did not say that a preset's parameter count is the round one its paper
+    names (Llama 3 70B: 70e9), while its shape holds more (80 x (2 x 8192^2 + 2 x 8192 x 1024
+    + 3 x 8192 x 28672) + 2 x 128,256 x 8192 = 70.55B): the weights and checkpoints follow the
+    count. The figures it gives are the presets' counts and shapes, and the checkpoint it
+    quotes is what `--params 70.55B` beside the preset saves."""
+    import json
+
+    from ibcalc.workload.model import find_model
+
+    said = _said(
+        "workload.md",
+        r"hold a little more \(([0-9.]+)B, ([0-9.]+)B and ([0-9.]+)B by the count below, "
+        r"([0-9.]+) %, ([0-9.]+) % and ([0-9.]+) % more bytes: a Llama 3 70B checkpoint is "
+        r"([0-9.]+) GB in bf16, not ([0-9.]+) GB\)",
+    )
+    llama70 = 80 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672) + 2 * 128_256 * 8192
+    assert find_model("llama3-70b").shape_params == llama70
+    for i, name in enumerate(("llama3-8b", "llama3-70b", "llama3-405b")):
+        model = find_model(name)
+        assert model.shape_params is not None
+        assert f"{model.shape_params / 1e9:.2f}".rstrip("0") == said.group(1 + i)
+        assert f"{(model.shape_params / model.params - 1) * 100:.2f}" == said.group(4 + i)
+    args = ["checkpoint", "--model", "llama3-70b", "--storage", "ddn-ai400x2", "--nodes", "2"]
+    for extra, figure in (([], said.group(8)), (["--params", "70.55B"], said.group(7))):
+        code, output = _run([*args, *extra, "--system", "dgx-h100", "--format", "json"])
+        assert code == 0, output
+        data = json.loads(output)
+        assert data["warnings"] == []
+        assert f"{data['save']['bytes'] / 1e9:.1f}".removesuffix(".0") == figure
+
+
 def test_workload_guide_layout_search_example_is_current_output() -> None:
     """docs/workload.md's example of a --tflops layout search: DeepSeek-V3 on 32 DGX H100 at 300
     TFLOP/s. It had said `tp 8, pp 32, ep 1` ranks first; that layout has the fastest step but
     tight memory, which ranks it after the layouts with room."""
     import json
 
-    guide = _words(_doc("workload.md"))
-    said = re.search(
+    said = _said(
+        "workload.md",
         r"gives `tp (\d+), pp (\d+), ep (\d+)` the fastest step, ([0-9.]+) s, ranked (\d+)th only "
         r"because its memory is tight, (\d+) %, and `tp (\d+), pp (\d+), ep (\d+)` first at "
         r"([0-9.]+) s",
-        guide,
     )
-    assert said is not None
     args = ["train", "--model", "deepseek-v3", "--system", "dgx-h100", "--nodes", "32"]
     code, output = _run([*args, "--compare", "--tflops", "300", "--format", "json"])
     assert code == 0, output
