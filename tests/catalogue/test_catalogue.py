@@ -1466,3 +1466,17 @@ def test_a_low_confidence_link_says_why(builtin_catalogue: Catalogue) -> None:
     low = [link for link in builtin_catalogue.links if link.confidence.value == "low"]
     assert len(low) >= 10
     assert [link.id for link in low if not reason.search(link.notes)] == []
+
+
+def test_the_bridge_notes_speak_of_the_efficiency_the_entry_uses(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """nvlink4-bridge's efficiency is its one measurement, 2 x H100 PCIe + bridge all_reduce busbw
+    115.4-116.3 GB/s at 1-4 GiB over the 300 GB/s per direction (nccl#1161): 0.386. Its notes had
+    gone on saying 'Calibrate before trusting 0.824', NCCL's SM90 NVLink constant, which the entry
+    no longer uses; `links show` prints them beside the 0.386."""
+    link = _links(builtin_catalogue)["nvlink4-bridge"]
+    assert link.efficiency == pytest.approx((115.4 + 116.3) / 2 / 300, abs=5e-4)
+    notes = " ".join(link.notes.split())
+    assert "0.386" in notes
+    assert "trusting 0.824" not in notes
