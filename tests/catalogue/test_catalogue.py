@@ -1480,3 +1480,37 @@ def test_the_bridge_notes_speak_of_the_efficiency_the_entry_uses(
     notes = " ".join(link.notes.split())
     assert "0.386" in notes
     assert "trusting 0.824" not in notes
+
+
+# where a vendor's own pages live, for a note that says none of them is cited
+_VENDOR_SITES = {
+    "AMD": "amd.com",
+    "AWS": "amazon.com",
+    "Azure": "microsoft.com",
+    "Google": "google.com",
+    "HPE": "hpe.com",
+    "NVIDIA": "nvidia.com",
+}
+
+
+def test_a_note_that_no_vendor_page_is_cited_is_true_of_the_entry() -> None:
+    """A note saying no page of a vendor is cited must hold for the entry's sources and every
+    *_source it gives. A review found azure-nd-h100-v5's notes opening 'No Azure page is cited'
+    beside a gpu_memory_source citing Microsoft Learn's ND H100 v5 page, and efa-v3's '(M, no AWS
+    page cited)' beside a source citing AWS's P5 page."""
+    data = yaml.safe_load(
+        (Path(ibcalc.__file__).parent / "data" / "links.yaml").read_text(encoding="utf-8")
+    )
+    claim = re.compile(r"\b[Nn]o (\w+) (?:page|datasheet) (?:is )?cited\b(?! for)")
+    claims, untrue = 0, []
+    for section in ("links", "systems"):
+        for entry in data[section]:
+            notes = " ".join(entry.get("notes", "").split())
+            cited = list(entry["sources"])
+            cited += [v for k, v in entry.items() if k.endswith("_source")]
+            for match in claim.finditer(notes):
+                claims += 1
+                site = _VENDOR_SITES[match.group(1)]
+                untrue += [f"{entry['id']}: {match.group(0)}" for s in cited if site in s]
+    assert claims >= 1  # slingshot-11: no HPE datasheet
+    assert untrue == []
