@@ -1514,3 +1514,22 @@ def test_a_note_that_no_vendor_page_is_cited_is_true_of_the_entry() -> None:
                 untrue += [f"{entry['id']}: {match.group(0)}" for s in cited if site in s]
     assert claims >= 1  # slingshot-11: no HPE datasheet
     assert untrue == []
+
+
+def test_the_header_says_which_links_share_a_duplex_resource(builtin_catalogue: Catalogue) -> None:
+    """data/links.yaml's header describes duplex_efficiency for a reader of the file: it had said
+    'below 1 for PCIe staged through host memory' alone, while the xGMI meshes of MI300X and
+    MI355X carry 0.875 (312.9 GB/s of 8 x MI300X all-reduce busbw = 0.70 of 448, over the one-way
+    0.80; stas00/ml-engineering), and called it a fraction of the per-direction rate where the
+    engine takes it of the achievable one (docs/catalogue.md#duplex-efficiency: 448 x 0.8 x 0.875
+    = 313.6 GB/s)."""
+    text = (Path(ibcalc.__file__).parent / "data" / "links.yaml").read_text(encoding="utf-8")
+    block = re.search(r"^#   duplex_efficiency .*?(?=^#   \w)", text, re.MULTILINE | re.DOTALL)
+    assert block is not None
+    comment = " ".join(block.group(0).replace("#", " ").split()).lower()
+    shared = [link for link in builtin_catalogue.links if link.duplex_efficiency < 1]
+    assert {link.id for link in shared} == {"pcie3-host-staged", "xgmi-mi300x", "xgmi-mi355x"}
+    mi300x = _links(builtin_catalogue)["xgmi-mi300x"]
+    assert mi300x.achievable_Bps * mi300x.duplex_efficiency / GB == pytest.approx(313.6)
+    assert [link.id for link in shared if link.family not in comment] == []
+    assert "achievable" in comment
