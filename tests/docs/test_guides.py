@@ -349,3 +349,63 @@ def test_nccl_check_guide_sweep_07_return_figures_are_current_output() -> None:
     said = re.search(r"the fit prints bandwidth `([^`]+)` and rms `([^`]+)`", guide)
     assert said is not None
     assert said.groups() == (bandwidth.group(1), rms.group(1))
+
+
+def test_catalogue_guide_grades_its_examples_as_the_entries_do_and_why() -> None:
+    """docs/catalogue.md illustrates the confidence grades with NDR, XDR and Ascend 910B HCCS;
+    each must carry the entry's grade for the entry's reason. XDR had been said to be medium for
+    its sources ('one secondary page for the SerDes, firmware release notes for the rate'),
+    while the entry cites the Linux kernel commit defining the XDR rate (800 Gb/s, 850,000 Mb/s
+    raw), as NDR's cites the kernel's NDR one, and says 'Rates are H; efficiency is borrowed from
+    NDR, hence medium'."""
+    from ibcalc.catalogue.load import load_catalogue
+
+    links = {link.id: link for link in load_catalogue(use_env=False).links}
+    examples = re.search(r"Examples: (.*?) is low\.", _words(_doc("catalogue.md")))
+    assert examples is not None
+    ndr, xdr, hccs = (clause.strip() for clause in (examples.group(1) + " is low").split(";"))
+    for clause, link_id in ((ndr, "ndr"), (xdr, "xdr"), (hccs, "hccs-910b")):
+        assert clause.endswith(f"is {links[link_id].confidence.value}"), clause
+    assert links["xdr"].per_direction_Bps * 8 / 1e9 == pytest.approx(800)
+    assert any("kernel/commit" in source for source in links["xdr"].sources)
+    assert "efficiency is borrowed from NDR, hence medium" in _words(links["xdr"].notes)
+    assert "kernel" in xdr
+    assert "borrowed from NDR" in xdr
+    assert "one secondary page" not in xdr
+
+
+def test_catalogue_guide_systems_table_is_the_presets() -> None:
+    """docs/catalogue.md's table of presets gives each one's GPUs per node, scale-up domain and
+    link, NICs x link, NIC PCIe and grade: every preset once, as data/links.yaml has it (DGX H100:
+    8 GPUs, nvlink4, 8 x ndr on pcie5, high; AWS p5: 32 x efa-v2)."""
+    from ibcalc.catalogue.load import load_catalogue
+
+    systems = {s.id: s for s in load_catalogue(use_env=False).systems}
+    seen = []
+    for line in _doc("catalogue.md").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        grade = cells[-1]
+        if (
+            len(cells) != 8
+            or not cells[0].startswith("`")
+            or grade not in ("high", "medium", "low")
+        ):
+            continue
+        ids = re.findall(r"`([^`]+)`", cells[0])
+        nics = [n.replace(" (assumed)", "").strip() for n in cells[5].split("/")]
+        for i, system_id in enumerate(ids):
+            s = systems[system_id]
+            row = (cells[2], cells[3], cells[4], nics[min(i, len(nics) - 1)], cells[6], cells[7])
+            nic = "none" if s.nics_per_node == 0 else f"{s.nics_per_node} x {s.inter}"
+            assert row == (
+                str(s.gpus_per_node),
+                str(s.scale_up_domain),
+                s.intra,
+                nic,
+                s.host_pcie,
+                s.confidence.value,
+            ), system_id
+            seen.append(system_id)
+    assert sorted(seen) == sorted(systems)
+    assert systems["dgx-h100"].nics_per_node == 8
+    assert systems["aws-p5"].nics_per_node == 32
