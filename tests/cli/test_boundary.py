@@ -518,7 +518,8 @@ WHOLE_EST = f"is not a whole number (write digits, e.g. 4; {EST_SEE}"
         # a count read by ibcalc.cli.numbers: 'Invalid value for '--nodes' / '-N': not a whole
         # number' had not said what was given
         ([*EST, "-N", "1.5"], f"--nodes '1.5' {WHOLE_EST}"),
-        ([*EST, "-N", "1e3"], f"--nodes '1e3' {WHOLE_EST}"),
+        # an exponent that leaves a fraction ('1e3' is 1000 nodes, as '2.0' is 2)
+        ([*EST, "-N", "1.5e0"], f"--nodes '1.5e0' {WHOLE_EST}"),
         ([*EST, "-N", "0x10"], f"--nodes '0x10' {WHOLE_EST}"),
         ([*EST, "-N", ""], f"--nodes '' {WHOLE_EST}"),
         ([*EST, "--gpus-per-node", "nan"], f"--gpus-per-node 'nan' {WHOLE_EST}"),

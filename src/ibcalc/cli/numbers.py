@@ -9,7 +9,7 @@ options say theirs (``--size '1e400' is absurdly large``); the CLI's boundary pu
 before it (and the command's ``--help`` hint after it, as after every refusal of one option's
 value: :func:`ibcalc.cli.boundary.with_help_hint`):
 
-* ``--nodes '1.5' is not a whole number (write digits, e.g. 4)``
+* ``--nodes '1.5' is not a whole number (write digits, e.g. 4)`` (``1e3`` is 1000, as ``4.0`` is 4)
 * ``--cross-leaf '50%' is not a number (write the fraction in digits: 0.5 for 50%)``
 * ``--tflops '1e400' is not a finite number (0.001..1000000)``
 * ``--tp '0' is out of range (1..1000000)``
@@ -48,6 +48,12 @@ __all__ = [
 #: A whole number as the toolkit read one: ASCII digits with a sign, blanks around them, and a
 #: point followed by zeros only (``4.0``), which it took as 4.
 _WHOLE = lazy_pattern(r"\s*(?P<sign>[+-]?)(?P<digits>[0-9]+)(?:\.0+)?\s*", re.ASCII)
+#: A whole number written with an exponent (``1e3``, ``2.5E1``): the mantissa's digits, its
+#: fraction's and the power of ten.
+_POWER = lazy_pattern(
+    r"\s*(?P<sign>[+-]?)(?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?[eE](?P<power>[+-]?[0-9]+)\s*",
+    re.ASCII,
+)
 #: A percentage where a fraction belongs (``50%``).
 _PERCENT = lazy_pattern(r"\s*(?P<number>[0-9]*\.?[0-9]+)\s*%\s*", re.ASCII)
 #: Most digits ``int()`` reads (Python's limit on converting text to int, CVE-2020-10735).
@@ -103,18 +109,52 @@ def _within(value: Number, low: Number | None, high: Number | None) -> bool:
     return (low is None or value >= low) and (high is None or value <= high)
 
 
+def _with_power(raw: str) -> tuple[str, str] | None:
+    """The sign and digits of the whole number ``raw`` writes with an exponent (``1e3``:
+    ``("", "1000")``, ``2.50e1``: 25); None where it writes none (``1.5e0``, ``1e-3``, ``e3``).
+    A power past :data:`_MAX_DIGITS` (``1e999999``) gives one digit more than any count takes,
+    so that it is out of range, or too long, as the digits it stands for would be."""
+    match = _POWER().fullmatch(raw)
+    if match is None or not (match["int"] or match["frac"]):
+        return None
+    sign, power = match["sign"], match["power"]
+    mantissa = (match["int"] + (match["frac"] or "")).lstrip("0")
+    if not mantissa:
+        return sign, "0"
+    if len(power.lstrip("+-").lstrip("0")) > len(str(_MAX_DIGITS)):
+        # a power of more digits than a count's length has (int() reads 4,300 digits at most)
+        return None if power.startswith("-") else (sign, "1" + "0" * _MAX_DIGITS)
+    shift = int(power) - len(match["frac"] or "")
+    if shift < 0:  # the point moves left: whole only if the digits it passes are zeros
+        kept, dropped = mantissa[:shift], mantissa[shift:]
+        return (sign, kept) if kept and not dropped.strip("0") else None
+    if len(mantissa) + shift > _MAX_DIGITS:
+        return sign, "1" + "0" * _MAX_DIGITS
+    return sign, mantissa + "0" * shift
+
+
+def _example(low: int | None, high: int | None) -> int:
+    """A count to show in the refusal of a count that is none: 4, or the range's low end where
+    4 lies outside it (``--zero`` takes 0..3)."""
+    if _within(4, low, high):
+        return 4
+    return low if low is not None else high if high is not None else 4
+
+
 def whole(
     low: int | None = None, high: int | None = None, *, note: str = ""
 ) -> Callable[[str | int], int]:
-    """The parser of a count option: ASCII digits (a sign, ``4.0``) from ``low`` to ``high``
-    (inclusive; None: no bound); ``note`` is added to the range a refusal states. The option's
-    default, which the toolkit passes too, is taken as it is."""
+    """The parser of a count option: ASCII digits (a sign, ``4.0``, a power of ten that leaves
+    a whole number: ``1e3``) from ``low`` to ``high`` (inclusive; None: no bound); ``note`` is
+    added to the range a refusal states. The option's default, which the toolkit passes too,
+    is taken as it is."""
 
     def parse(raw: str | int) -> int:
         if not isinstance(raw, str):
             return raw
         match = _WHOLE().fullmatch(raw)
-        if match is None:
+        written = (match["sign"], match["digits"]) if match is not None else _with_power(raw)
+        if written is None:
             if not _plain(raw):
                 try:
                     float(raw)
@@ -122,9 +162,11 @@ def whole(
                     pass
                 else:
                     raise _refuse(raw, NOT_PLAIN)
-            raise _refuse(raw, "is not a whole number (write digits, e.g. 4)")
-        digits = match["digits"].lstrip("0") or "0"
-        negative = match["sign"] == "-" and digits != "0"
+            example = _example(low, high)
+            raise _refuse(raw, f"is not a whole number (write digits, e.g. {example})")
+        sign, digits = written
+        digits = digits.lstrip("0") or "0"
+        negative = sign == "-" and digits != "0"
         bound = low if negative else high
         if bound is not None and len(digits) > len(str(abs(bound))):
             # more digits than the bound has: out of range, unconverted (past 4,300 digits

@@ -1,0 +1,85 @@
+"""Refusals in the documented form, ``--option 'as typed' <reason> (see 'ibcalc CMD --help')``,
+and counts read as written: each line is asserted whole, through typer's CliRunner."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from ibcalc.cli import app
+
+runner = CliRunner()
+
+EST = ["allreduce", "--size", "1GB", "--system", "dgx-h100"]
+TRAIN = ["train", "--model", "llama3-8b", "--system", "dgx-h100"]
+
+
+def _refusal(args: list[str]) -> str:
+    """The one line ``ibcalc args`` prints on stderr, having printed nothing else, exit 2."""
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    return result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "same"),
+    [
+        # a whole number written with a power of ten is read as its digits, as '2.0' is 2
+        ([*EST, "-N", "2e0"], [*EST, "-N", "2"]),
+        ([*EST, "-N", "1e3"], [*EST, "-N", "1000"]),
+        ([*EST, "--gpus-per-node", "4E0", "-N", "2.5e1"], [*EST, "-g", "4", "-N", "25"]),
+        ([*EST, "--nics-per-node", "0.8e1"], [*EST, "--nics-per-node", "8"]),
+        (
+            [*EST, "--sites", "2e0", "--wan-links", "4e0"],
+            [*EST, "--sites", "2", "--wan-links", "4"],
+        ),
+        (
+            [*TRAIN, "-N", "4", "--tp", "8e0", "--pp", "2e0", "--dp", "2e0", "--zero", "1e0"],
+            [*TRAIN, "-N", "4", "--tp", "8", "--pp", "2", "--dp", "2", "--zero", "1"],
+        ),
+    ],
+)
+def test_a_whole_number_with_an_exponent_is_that_count(args: list[str], same: list[str]) -> None:
+    """'-N 1e3' had been refused as "not a whole number (write digits, e.g. 4)", which it is,
+    while '-N 2.0' ran."""
+    got = runner.invoke(app, args)
+    want = runner.invoke(app, same)
+    assert (got.exit_code, want.exit_code) == (0, 0), got.output
+    assert got.stdout == want.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            [*EST, "-N", "1e-3"],
+            "--nodes '1e-3' is not a whole number (write digits, e.g. 4; "
+            "see 'ibcalc allreduce --help')",
+        ),
+        (
+            [*EST, "-N", "1e7"],
+            "--nodes '1e7' is out of range (1..1000000; see 'ibcalc allreduce --help')",
+        ),
+        (
+            [*EST, "-N", "1e99999999"],
+            "--nodes '1e99999999' is out of range (1..1000000; see 'ibcalc allreduce --help')",
+        ),
+        # the example lies in the option's range: --zero takes 0..3
+        (
+            [*TRAIN, "--zero", "three"],
+            "--zero 'three' is not a whole number (write digits, e.g. 0; "
+            "see 'ibcalc train --help')",
+        ),
+        (
+            [*TRAIN, "--zero", "1.5"],
+            "--zero '1.5' is not a whole number (write digits, e.g. 0; see 'ibcalc train --help')",
+        ),
+        (
+            ["gap", "--tp", "two"],
+            "--tp 'two' is not a whole number (write digits, e.g. 4; see 'ibcalc gap --help')",
+        ),
+    ],
+)
+def test_a_count_refused_says_so_truly(args: list[str], line: str) -> None:
+    assert _refusal(args) == f"error: {line}\n"
