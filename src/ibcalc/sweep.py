@@ -150,12 +150,24 @@ def _linear_sizes(min_bytes: float, max_bytes: float, step_bytes: float | None) 
     else:
         count = math.floor((max_bytes - min_bytes) / step + 1e-9) + 1
     if count > MAX_SWEEP_SIZES:
-        # a runaway series is refused, not cut short unsaid
+        # a runaway series is refused, not cut short unsaid; begun with the value given that
+        # makes the steps (a given step, else the factor 1 that adds the default one), each
+        # value after its field's mark, so that a caller quotes them as given
+        span = (
+            f"from {{min_bytes}} {format_size(min_bytes)} to {{max_bytes}} {format_size(max_bytes)}"
+        )
+        if step_bytes is None:
+            head = f"{{factor}} 1 adds {{step_bytes}} {format_size(step)} (its default) each step: "
+            field, value = "factor", "1"
+        else:
+            head = f"{{step_bytes}} {format_size(step)} "
+            field, value = "step_bytes", format_size(step)
         raise FieldError(
-            f"{format_size(min_bytes)} to {format_size(max_bytes)} in steps of "
-            f"{{step_bytes}} {format_size(step)} is {count:,} sizes; a sweep runs at most "
-            f"{MAX_SWEEP_SIZES} (a larger {{step_bytes}}, or {{factor}} 2 or more)",
-            field="step_bytes",
+            f"{head}{span} is {count:,} sizes; a sweep runs at most {MAX_SWEEP_SIZES} (a larger "
+            "{step_bytes}, or {factor} 2 or more)",
+            field=field,
+            value=value,
+            others={"min_bytes": format_size(min_bytes), "max_bytes": format_size(max_bytes)},
         )
     return [min_bytes + k * step for k in range(count)]
 

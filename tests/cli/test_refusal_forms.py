@@ -83,3 +83,31 @@ def test_a_whole_number_with_an_exponent_is_that_count(args: list[str], same: li
 )
 def test_a_count_refused_says_so_truly(args: list[str], line: str) -> None:
     assert _refusal(args) == f"error: {line}\n"
+
+
+#: What a refusal of a runaway linear sweep says after its values.
+RUNAWAY = (
+    "is 1,024 sizes; a sweep runs at most 200 (a larger --stepbytes, or --stepfactor 2 or more; "
+    "see 'ibcalc sweep --help')"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        # the default step is not quoted as if typed; the factor 1 that adds it is
+        (
+            ["sweep", "allreduce", "-b", "1M", "-e", "1G", "-f", "1"],
+            "--stepfactor '1' adds --stepbytes 1 MiB (its default) each step: from --minbytes "
+            f"'1M' to --maxbytes '1G' {RUNAWAY}",
+        ),
+        (
+            ["sweep", "allreduce", "-b", "1048576", "-e", "1GiB", "-f", "1", "-i", "1MiB"],
+            f"--stepbytes '1MiB' from --minbytes '1048576' to --maxbytes '1GiB' {RUNAWAY}",
+        ),
+    ],
+)
+def test_a_runaway_sweep_quotes_its_values_as_typed(args: list[str], line: str) -> None:
+    """It had said '1 MiB to 1 GiB in steps of --stepbytes 1 MiB is 1,024 sizes; ...': no
+    option first, no value as typed, no --help hint."""
+    assert _refusal(args) == f"error: {line}\n"

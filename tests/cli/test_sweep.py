@@ -118,9 +118,16 @@ def test_sizes_are_capped() -> None:
         ),
         (
             (MiB, GiB, 1),
+            "factor",
+            "--stepfactor 1 adds --stepbytes 1 MiB (its default) each step: from --minbytes "
+            "1 MiB to --maxbytes 1 GiB is 1,024 sizes; a sweep runs at most 200 (a larger "
+            "--stepbytes, or --stepfactor 2 or more)",
+        ),
+        (
+            (MiB, GiB, 1, MiB),
             "step_bytes",
-            "1 MiB to 1 GiB in steps of --stepbytes 1 MiB is 1,024 sizes; a sweep runs at most "
-            "200 (a larger --stepbytes, or --stepfactor 2 or more)",
+            "--stepbytes 1 MiB from --minbytes 1 MiB to --maxbytes 1 GiB is 1,024 sizes; a sweep "
+            "runs at most 200 (a larger --stepbytes, or --stepfactor 2 or more)",
         ),
         ((8, 64, 1, 0.0), "step_bytes", "--stepbytes 0 is not a positive size"),
         ((1 * GiB, 1 * MiB, 2), "max_bytes", "--maxbytes 1 MiB is smaller than --minbytes 1 GiB"),
