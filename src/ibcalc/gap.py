@@ -995,6 +995,7 @@ def tp_whatif(
                 f"scale-up domain: give a multiple of {gpus_per_node}, or at most "
                 f"{gpus_per_node}",
                 field="tp",
+                value=str(tp),
             )
         ranks, domain_nodes = gpus_per_node, tp // gpus_per_node
     inside, across = _placements(

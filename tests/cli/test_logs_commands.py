@@ -123,7 +123,7 @@ def test_a_header_ngpus_that_is_no_gpu_count_is_ignored_and_one_that_does_not_fi
     # while listed as the log's 8)
     code, _, err = run("nccl-check", str(path), "--gpus-per-node", "4")
     assert code == 2
-    assert "--gpus-per-node 4 is fewer than the log's nGpus 8" in err
+    assert "--gpus-per-node '4' is fewer than the log's nGpus 8" in err
     # without the header's count the device list's (one Pid for 4 ranks) is named as such
     headless = "\n".join(x for x in text.splitlines() if "nGpus" not in x) + "\n"
     (listed,) = parse_log(headless, source="x").runs
@@ -1494,7 +1494,7 @@ def test_flags_that_replace_the_log_s_placement_are_listed() -> None:
     log = SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"
     code, _, err = run("nccl-check", str(log), "-N", "2", "-g", "2")
     assert code == 2
-    assert "--gpus-per-node 2 is fewer than the log's nGpus 4" in err
+    assert "--gpus-per-node '2' is fewer than the log's nGpus 4" in err
     code, out, err = run("nccl-check", str(log), "-N", "2", "-g", "2", "--gpus-per-process", "1")
     assert code == 0, err
     text = " ".join(out.split())

@@ -227,7 +227,8 @@ def test_wan_options_without_sites_are_refused_by_every_command_that_takes_them(
         for extra, line in (
             (
                 ["--wan-links", "4"],
-                "--wan-links 4 needs several sites: WAN links join sites (give --sites 2 or more)",
+                "--wan-links '4' needs several sites: WAN links join sites (give --sites 2 or "
+                f"more; see 'ibcalc {name} --help')",
             ),
             (
                 ["--rtt", "12ms"],
@@ -246,7 +247,8 @@ def test_wan_options_without_sites_are_refused_by_every_command_that_takes_them(
             ),
             (
                 ["--wan", "wan-100g"],
-                "--wan wan-100g needs several sites: WAN links join sites (give --sites 2 or more)",
+                "--wan 'wan-100g' needs several sites: WAN links join sites (give --sites 2 or "
+                f"more; see 'ibcalc {name} --help')",
             ),
         ):
             result = runner.invoke(app, [*base, *extra])

@@ -3,6 +3,9 @@ and counts read as written: each line is asserted whole, through typer's CliRunn
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -111,3 +114,69 @@ def test_a_runaway_sweep_quotes_its_values_as_typed(args: list[str], line: str) 
     """It had said '1 MiB to 1 GiB in steps of --stepbytes 1 MiB is 1,024 sizes; ...': no
     option first, no value as typed, no --help hint."""
     assert _refusal(args) == f"error: {line}\n"
+
+
+LOG_4_GPUS = (
+    Path(__file__).resolve().parents[2]
+    / "benchmarks/data/sweeps/13_allreduce_1node_4xH100_intranode.txt"
+).as_posix()
+
+#: Single values the library refuses, as a session shows them: each command line ('$ ') and
+#: the line it prints. They had come unquoted and without the hint ('--gpus-per-process 3
+#: does not divide ...'): the library gave no value to replace with the text typed. A value
+#: not typed (the default --micro-batch 1, the derived dp 16, the preset's 8 GPUs) stays as
+#: the library writes it.
+SESSION = f"""\
+$ allreduce --size 1GB --system dgx-h100 --gpus-per-process 3
+error: --gpus-per-process '3' does not divide the 8 GPUs of a node: every process drives \
+the same number of GPUs (nccl-tests -g; see 'ibcalc allreduce --help')
+$ allreduce --size 1GB --system dgx-h100 --gpus-per-process 16
+error: --gpus-per-process '16' is more than the 8 GPUs of a node; one process drives GPUs \
+of its own node only (see 'ibcalc allreduce --help')
+$ allreduce --size 1GB --system dgx-h100 --wan-links 2
+error: --wan-links '2' needs several sites: WAN links join sites (give --sites 2 or more; \
+see 'ibcalc allreduce --help')
+$ allreduce --size 1GB --system dgx-h100 --wan wan-100g
+error: --wan 'wan-100g' needs several sites: WAN links join sites (give --sites 2 or more; \
+see 'ibcalc allreduce --help')
+$ allreduce --size 1GB --system mi300x-8 -g 16
+error: --gpus-per-node '16': xgmi-mi300x is a switchless mesh that joins at most 8 GPUs, \
+each to each; more GPUs per node are no one scale-up domain (give 8 or fewer, and more \
+--nodes; see 'ibcalc allreduce --help')
+$ train --model llama3-8b --system dgx-h100 -N 2 --global-batch 7
+error: --global-batch '7' is not a multiple of dp x --micro-batch = 16 x 1 = 16 sequences \
+(see 'ibcalc train --help')
+$ train --model llama3-8b --system dgx-h100 -N 2 --virtual-stages 2
+error: --virtual-stages '2' interleaves pipeline stages: it needs --pp above 1 \
+(see 'ibcalc train --help')
+$ train --model llama3-8b --system dgx-h100 -N 4 --pp 4 --virtual-stages 2 --microbatches 2
+error: --virtual-stages '2' needs at least pp = 4 micro-batches per step, not 2: the \
+interleaved schedule runs them in groups of pp (see 'ibcalc train --help')
+$ train --model mixtral-8x7b --system dgx-h100 --tp 8 -N 2 --ep 4
+error: --ep '4' must divide the data-parallel degree, dp = 2 = GPUs / (tp x cp x pp) \
+(expert groups are carved out of the data-parallel ranks; see 'ibcalc train --help')
+$ train --model mixtral-8x7b --system dgx-h100 --tp 8 -N 4 --sites 2 --dp 4 --ep 4
+error: --ep '4' must divide the data-parallel ranks each site holds, dp / sites = 4 / 2 = \
+2: expert groups stay inside a site, and only data-parallel groups cross the WAN \
+(see 'ibcalc train --help')
+$ gap --system gb200-nvl72 --tp 6
+error: --tp '6' does not fill whole nodes of 4 GPUs of the scale-up domain: give a multiple \
+of 4, or at most 4 (see 'ibcalc gap --help')
+$ nccl-check {shlex.quote(LOG_4_GPUS)} -N 2 -g 2
+error: --gpus-per-node '2' is fewer than the log's nGpus 4: one process drives GPUs of its \
+own node only (--gpus-per-process prices another count; see 'ibcalc nccl-check --help')
+"""
+
+
+def _session(text: str) -> list[tuple[list[str], str]]:
+    """The (arguments, printed line) pairs of a session's text."""
+    lines = text.splitlines()
+    return [
+        (shlex.split(command.removeprefix("$ ")), f"{printed}\n")
+        for command, printed in zip(lines[::2], lines[1::2], strict=True)
+    ]
+
+
+@pytest.mark.parametrize(("args", "line"), _session(SESSION))
+def test_a_single_value_the_library_refuses_is_quoted_as_typed(args: list[str], line: str) -> None:
+    assert _refusal(args) == line

@@ -589,7 +589,7 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
     [
         (
             ["train", "--params", "70B", "--system", "dgx-h100", "--wan-links", "4"],
-            "--wan-links 4 needs several sites",
+            "--wan-links '4' needs several sites",
         ),
         (
             ["train", "--params", "70B", "--system", "dgx-h100", "--distance", "800km"],
@@ -799,7 +799,8 @@ def test_main_cli_refuses_wan_links_without_sites(capsys: pytest.CaptureFixture[
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err == (
-        "error: --wan-links 4 needs several sites: WAN links join sites (give --sites 2 or more)\n"
+        "error: --wan-links '4' needs several sites: WAN links join sites (give --sites 2 or "
+        "more; see 'ibcalc allreduce --help')\n"
     )
 
 
@@ -1409,8 +1410,8 @@ def test_an_expert_degree_that_does_not_divide_a_derived_dp_names_no_dp_flag() -
         "dgx-h100",
     )
     assert message == (
-        "error: --ep 4 must divide the data-parallel degree, dp = 2 = GPUs / (tp x cp x pp) "
-        "(expert groups are carved out of the data-parallel ranks)\n"
+        "error: --ep '4' must divide the data-parallel degree, dp = 2 = GPUs / (tp x cp x pp) "
+        "(expert groups are carved out of the data-parallel ranks; see 'ibcalc train --help')\n"
     )
 
 

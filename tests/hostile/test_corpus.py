@@ -179,7 +179,7 @@ CASES: list[Case] = [
         "wan-links-without-sites",
         "allreduce -s 1GB --wan-links 8",
         2,
-        "--wan-links 8 needs several sites",
+        "--wan-links '8' needs several sites",
         "--wan-links is not ignored without --sites",
     ),
     C(
@@ -940,7 +940,7 @@ CASES: list[Case] = [
         "gpus-per-process-3-of-8",
         "allreduce -s 1GB --gpus-per-process 3",
         2,
-        "--gpus-per-process 3 does not divide the 8 GPUs of a node",
+        "--gpus-per-process '3' does not divide the 8 GPUs of a node",
         "nccl-tests -g must divide a node's GPUs",
     ),
     C(

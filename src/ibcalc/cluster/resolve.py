@@ -610,6 +610,7 @@ def resolve_cluster(
             f"most {intra.mesh_gpus} GPUs, each to each; more GPUs per node are no one scale-up "
             f"domain (give {intra.mesh_gpus} or fewer, and more {{nodes}})",
             field="gpus_per_node",
+            value=str(gpus_per_node),
         )
     if resized and system is not None and gpus_per_node > system.scale_up_domain:
         notes.append(
@@ -959,12 +960,14 @@ def _gpus_per_process(spec: ClusterSpec, gpus_per_node: int, notes: list[str]) -
             f"{{gpus_per_process}} {g} is more than the {gpus_per_node} GPUs of a node; one "
             "process drives GPUs of its own node only",
             field="gpus_per_process",
+            value=str(g),
         )
     if gpus_per_node % g:
         raise ClusterError(
             f"{{gpus_per_process}} {g} does not divide the {gpus_per_node} GPUs of a node: "
             "every process drives the same number of GPUs (nccl-tests -g)",
             field="gpus_per_process",
+            value=str(g),
         )
     if g > 1:
         notes.append(
@@ -1265,6 +1268,7 @@ def _build_wan(
                 f"{{wan_links}} {spec.wan_links} needs several sites: WAN links join sites "
                 "(give {sites} 2 or more)",
                 field="wan_links",
+                value=str(spec.wan_links),
             )
         if spec.wan_latency_s is not None:
             # no {wan_latency_s} mark: the CLI sets it from --distance or --rtt, and the
@@ -1279,6 +1283,7 @@ def _build_wan(
                 f"{{wan}} {spec.wan} needs several sites: WAN links join sites "
                 "(give {sites} 2 or more)",
                 field="wan",
+                value=spec.wan,
             )
         return None
     if domains % spec.sites:

@@ -346,6 +346,7 @@ def with_header_gpus_per_process(
             f"{stated}: one process drives GPUs of its own node only ({{gpus_per_process}} "
             "prices another count)",
             field="gpus_per_node",
+            value=str(spec.gpus_per_node),
         )
     return spec.model_copy(update={"gpus_per_process": stated})
 

@@ -719,6 +719,7 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str], share
             f"{{ep}} {ep} must divide {dp_words} (expert groups are carved out of the "
             "data-parallel ranks)",
             field="ep",
+            value=str(ep),
         )
     if sites > 1 and (dp // sites) % ep:
         # an expert group holds ep data-parallel ranks, and a site only dp / sites of them:
@@ -729,6 +730,7 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str], share
             f"{dp} / {sites} = {dp // sites}: expert groups stay inside a site, and only "
             "data-parallel groups cross the WAN",
             field="ep",
+            value=str(ep),
         )
     warnings.extend(model.tp_warnings(tp))
     if shared.shape_warnings is None:  # the model's, the same for every layout of a search
@@ -740,6 +742,7 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str], share
             raise WorkloadError(
                 f"{{virtual_stages}} {v} interleaves pipeline stages: it needs {{pp}} above 1",
                 field="virtual_stages",
+                value=str(v),
             )
         layers = model.need("layers", "interleaved pipeline stages")
         if layers % (pp * v):
@@ -770,6 +773,7 @@ def _microbatches(spec: TrainSpec, notes: list[str]) -> int:
                 f"{{global_batch}} {global_batch:,} is not a multiple of dp x "
                 f"{{micro_batch}} = {dp} x {micro_batch} = {per_pass:,} sequences",
                 field="global_batch",
+                value=f"{global_batch:,}",
             )
         if spec.microbatches is not None and spec.microbatches != m:
             raise WorkloadError(
@@ -927,6 +931,7 @@ def _train_step_in(
             f"micro-batches per step, not {m}: the interleaved schedule runs them in groups "
             "of pp",
             field="virtual_stages",
+            value=str(v),
         )
     needs_shape = tp > 1 or pp > 1 or ep > 1 or cp > 1
     seq = spec.seq_len if spec.seq_len is not None else model.seq_len
