@@ -142,13 +142,19 @@ def test_unknown_dtype_suggests_the_closest_or_lists_the_names() -> None:
     # a near miss gets the closest name, as a design file's dtype does (it listed all 22)
     result = runner.invoke(app, ["allreduce", "--size", "1GB", "-d", "fp33"])
     assert result.exit_code == 2
-    assert result.stderr == "error: unknown dtype 'fp33' (did you mean fp32?)\n"
+    assert result.stderr == (
+        "error: --dtype 'fp33' is not a known dtype (did you mean fp32? "
+        "see 'ibcalc allreduce --help')\n"
+    )
     # a width in the name: fp8, not float (fp32; a review)
     result = runner.invoke(app, ["allreduce", "--size", "1GB", "-d", "float8"])
-    assert result.stderr == "error: unknown dtype 'float8' (did you mean fp8?)\n"
+    assert result.stderr == (
+        "error: --dtype 'float8' is not a known dtype (did you mean fp8? "
+        "see 'ibcalc allreduce --help')\n"
+    )
     result = runner.invoke(app, ["allreduce", "--size", "1GB", "-d", "zzz"])
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: unknown dtype 'zzz' (use one of ")
+    assert result.stderr.startswith("error: --dtype 'zzz' is not a known dtype (use one of ")
     assert "bfloat16" in result.stderr
     assert "fp8_e4m3" in result.stderr
 

@@ -180,3 +180,27 @@ def _session(text: str) -> list[tuple[list[str], str]]:
 @pytest.mark.parametrize(("args", "line"), _session(SESSION))
 def test_a_single_value_the_library_refuses_is_quoted_as_typed(args: list[str], line: str) -> None:
     assert _refusal(args) == line
+
+
+#: Unknown names typed to an option: it had said "unknown dtype 'int' (did you mean int32?)",
+#: naming no option and with no --help hint, unlike "--proto 'x' is not one of ...".
+NAMES = """\
+$ allreduce --size 1GB --dtype int
+error: --dtype 'int' is not a known dtype (did you mean int32? see 'ibcalc allreduce --help')
+$ sweep allreduce -d float8
+error: --dtype 'float8' is not a known dtype (did you mean fp8? see 'ibcalc sweep --help')
+$ links --kind scaleout
+error: --kind 'scaleout' is not a known kind (did you mean scale-out, scale-up? \
+see 'ibcalc links --help')
+$ train --model llama3-7b
+error: --model 'llama3-7b' is not a known model (did you mean llama3-70b, llama3-8b, \
+llama3-405b? see 'ibcalc train --help')
+$ checkpoint --storage aws-s4 --model llama3-8b
+error: --storage 'aws-s4' is not a known storage (did you mean aws-s3? \
+see 'ibcalc checkpoint --help')
+"""
+
+
+@pytest.mark.parametrize(("args", "line"), _session(NAMES))
+def test_an_unknown_name_names_the_option_typed(args: list[str], line: str) -> None:
+    assert _refusal(args) == line

@@ -596,7 +596,7 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
             "needs several sites (give --sites 2 or more)",
         ),
         (["train", "--params", "70B", "--fsdp", "--zero", "1"], "--fsdp is ZeRO stage 3"),
-        (["train", "--model", "llama3-7b"], "unknown model 'llama3-7b'"),
+        (["train", "--model", "llama3-7b"], "--model 'llama3-7b' is not a known model"),
         (["train", "--params", "70B", "--tp", "8", "--system", "dgx-h100"], "sequence length"),
         (
             ["train", "--params", "70B", "--tp", "8", "--dp", "3", "--nodes", "2"],
@@ -608,7 +608,10 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
             "write km, m or mi",
         ),
         (["train", "--params", "70B", "--nodes", "2", "--compare", "--tp", "8"], "drop --tp"),
-        (["checkpoint", "--params", "8B", "--storage", "s4"], "unknown storage 's4'"),
+        (
+            ["checkpoint", "--params", "8B", "--storage", "s4"],
+            "--storage 's4' is not a known storage",
+        ),
         (
             # experts without a routing degree had been served, silently, as a dense model
             [

@@ -955,7 +955,7 @@ CASES: list[Case] = [
         "nccl-check-dtype-fp33",
         "nccl-check {h}/corpus-log-implausible.txt --dtype fp33",
         2,
-        "unknown dtype 'fp33'",
+        "--dtype 'fp33' is not a known dtype",
         "a dtype the user names is refused as allreduce -d refuses it (the log's own is a note)",
     ),
     C(
@@ -1053,15 +1053,16 @@ CASES: list[Case] = [
         "storage-link-slip",
         "checkpoint --storage ndr --model llama3-8b",
         2,
-        "unknown storage 'ndr': ndr is a link, not a storage entry (storage: nvmeof-target, "
-        "ddn-ai400x2, aws-s3)",
+        "--storage 'ndr' is not a known storage: ndr is a link, not a storage entry (storage: "
+        "nvmeof-target, ddn-ai400x2, aws-s3; see 'ibcalc checkpoint --help')",
         "a link's id where storage goes says what it is (the client link is --storage-link)",
     ),
     C(
         "storage-unknown",
         "checkpoint --storage zfs --model llama3-8b",
         2,
-        "unknown storage 'zfs' (known: nvmeof-target, ddn-ai400x2, aws-s3)",
+        "--storage 'zfs' is not a known storage (known: nvmeof-target, ddn-ai400x2, aws-s3; "
+        "see 'ibcalc checkpoint --help')",
         "with no close storage name, the short storage catalogue is listed",
     ),
     C(
