@@ -199,7 +199,8 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
         ),
         (
             ["allreduce", "--size", "1GB", "--design", "x.yaml"],
-            "No such option: --design (see 'ibcalc allreduce --help')",
+            "No such option: --design (--design is an option of 'ibcalc train' and 4 other "
+            "commands; see 'ibcalc allreduce --help')",
         ),
         # a format named as an option is pointed at --format, where the command has that
         # format (review EB 9), and not where it has not (an estimate prints no CSV)

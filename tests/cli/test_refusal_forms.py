@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import main_error
 from ibcalc.cli import app
 
 runner = CliRunner()
@@ -204,3 +205,33 @@ see 'ibcalc checkpoint --help')
 @pytest.mark.parametrize(("args", "line"), _session(NAMES))
 def test_an_unknown_name_names_the_option_typed(args: list[str], line: str) -> None:
     assert _refusal(args) == line
+
+
+#: An option of another command typed to this one: difflib's guess had been an unrelated
+#: option of this one ('train --prompt': "did you mean --recompute?").
+SIBLINGS = """\
+$ train --model llama3-8b --prompt 2
+error: No such option: --prompt (--prompt is an option of 'ibcalc infer'; \
+see 'ibcalc train --help')
+$ infer --model llama3-8b --global-batch 3
+error: No such option: --global-batch (--global-batch is an option of 'ibcalc train'; \
+see 'ibcalc infer --help')
+$ allreduce --size 1GB --model llama3-8b
+error: No such option: --model (--model is an option of 'ibcalc train', 'ibcalc infer' and \
+'ibcalc checkpoint'; see 'ibcalc allreduce --help')
+$ links --nodes 2
+error: No such option: --nodes (--nodes is an option of 'ibcalc allreduce' and 12 other \
+commands; see 'ibcalc links --help')
+$ train --model llama3-8b --prompt-len 2
+error: No such option: --prompt-len (did you mean --recompute? see 'ibcalc train --help')
+"""
+
+
+@pytest.mark.parametrize(("args", "line"), _session(SIBLINGS))
+def test_an_option_of_another_command_says_whose_it_is(
+    args: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only an option spelt exactly as typed: '--prompt-len' is no command's option (infer's
+    is --prompt), and keeps difflib's guess. Through the console entry point, the one boundary
+    of the toolkit's usage errors (the runner shows the toolkit's own usage block)."""
+    assert main_error(args, capsys) == line

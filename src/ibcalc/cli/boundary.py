@@ -424,6 +424,11 @@ def usage_line(exc: typer.TyperException) -> str:
         # had not offered (`--nics` is 0.57 of `--nics-per-node`)
         message = str(getattr(exc, "message", message))
         message = with_aside(message, f" (did you mean {', '.join(short)}?)")
+    elif isinstance(option, str) and (siblings := _sibling_commands(exc, option)):
+        # (a long option only: -d, which nccl-check lacks, is others' short form of --dtype)
+        # `train --prompt`, an option of infer: difflib had offered train's --recompute
+        message = str(getattr(exc, "message", message))
+        message = with_aside(message, f" ({option} is an option of {_some(siblings)})")
     elif isinstance(option, str) and possible:
         bare = {str(p).lstrip("-"): str(p) for p in possible}
         near = closest(option.lstrip("-"), list(bare))
@@ -595,6 +600,43 @@ def _short_forms(exc: typer.TyperException, option: str) -> list[str]:
             and all(word.startswith(c) for c, word in zip(letters, words, strict=True))
         ]
     return found if len(found) <= _MOST_SHORT_FORMS else []
+
+
+#: Most sibling commands named for an option they have; past it, the first and how many more.
+_MOST_SIBLINGS = 3
+
+
+def _some(paths: list[str]) -> str:
+    """``'ibcalc infer'``, ``'ibcalc train' and 'ibcalc infer'``, ``'ibcalc allreduce' and 9
+    other commands``."""
+    if len(paths) > _MOST_SIBLINGS:
+        return f"{paths[0]} and {len(paths) - 1} other commands"
+    return " and ".join([", ".join(paths[:-1]), paths[-1]] if len(paths) > 1 else paths)
+
+
+def _sibling_commands(exc: typer.TyperException, option: str) -> list[str]:
+    """The other commands of the group of the usage error's command that have ``option`` as
+    typed (``--prompt``: ``'ibcalc infer'``), quoted as paths; none where the error has no
+    group."""
+    ctx = getattr(exc, "ctx", None)
+    if not option.startswith("--"):
+        return []
+    group = getattr(getattr(ctx, "parent", None), "command", None)
+    commands = getattr(group, "commands", None)
+    name = getattr(ctx, "info_name", None)
+    parent_path = getattr(getattr(ctx, "parent", None), "command_path", None)
+    if not isinstance(commands, Mapping) or not isinstance(parent_path, str):
+        return []
+    return [
+        f"'{parent_path} {other}'"
+        for other in commands
+        if other != name
+        and not getattr(commands[other], "hidden", False)
+        and any(
+            option in (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ()))
+            for param in getattr(commands[other], "params", [])
+        )
+    ]
 
 
 def _framework_option(exc: typer.TyperException, option: str) -> str | None:
