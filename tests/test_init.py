@@ -141,7 +141,10 @@ def test_a_type_checker_sees_the_public_names_and_no_other(tmp_path: Path) -> No
     script, not Any (the module's __getattr__, which makes every name Any to a type checker,
     had let `from ibcalc import ClusterSpce` pass --strict: review CB), a public type
     annotates as itself, and ClusterSpec takes a ratio as text, as it does at run time (review
-    CD: its fields' signature had refused oversubscription='2:1')."""
+    CD: its fields' signature had refused oversubscription='2:1'). ibcalc is read from MYPYPATH
+    alone, as a user's checker without pydantic's plugin reads it, so its own files are checked
+    too (a directory on PYTHONPATH counts as installed, whose errors mypy hides: a relative one,
+    missing from the script's directory, had shown tree.py's pipeline tier typed as str)."""
     script = tmp_path / "user.py"
     script.write_text(
         "import ibcalc\n"
@@ -156,7 +159,7 @@ def test_a_type_checker_sees_the_public_names_and_no_other(tmp_path: Path) -> No
         [sys.executable, "-m", "mypy", "--strict", "--cache-dir", os.devnull, str(script)],
         capture_output=True,
         text=True,
-        env={**os.environ, "MYPYPATH": str(src)},
+        env={**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "MYPYPATH": str(src)},
         cwd=tmp_path,
         check=False,
     )

@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 from ibcalc.engine.base import Topology, channels
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Protocol
+from ibcalc.engine.types import Protocol, StageTier
 from ibcalc.units import format_size
 
 __all__ = [
@@ -156,7 +156,7 @@ class Stages(NamedTuple):
 
     number: int
     rate_Bps: float
-    tier: str
+    tier: StageTier
 
     @property
     def network(self) -> bool:
@@ -169,7 +169,7 @@ class Fill(NamedTuple):
     (stages that hold it, per-channel rate of those stages, their tier: :class:`Stages`)."""
 
     chunk_bytes: float
-    parts: tuple[tuple[int, float, str], ...]
+    parts: tuple[tuple[int, float, StageTier], ...]
 
     @property
     def held(self) -> int:
@@ -182,7 +182,7 @@ class Fill(NamedTuple):
         return fill_seconds(self.chunk_bytes, self.parts)
 
 
-def fill_seconds(chunk_bytes: float, parts: tuple[tuple[int, float, str], ...]) -> float:
+def fill_seconds(chunk_bytes: float, parts: tuple[tuple[int, float, StageTier], ...]) -> float:
     """``sum(held x chunk / per-channel rate)`` over ``parts`` (:class:`Fill`)."""
     total = 0.0
     for held, rate, _ in parts:
@@ -192,7 +192,7 @@ def fill_seconds(chunk_bytes: float, parts: tuple[tuple[int, float, str], ...]) 
 
 def held_stages(
     stages: tuple[Stages, ...], protocol: Protocol
-) -> tuple[tuple[int, float, str], ...]:
+) -> tuple[tuple[int, float, StageTier], ...]:
     """The stages of a pipeline that hold a chunk, as (count, tier rate, tier) per tier.
 
     A synchronous pipeline of stage times ``t_i`` moving k chunks takes ``sum(t_i) + (k - 1) x
@@ -220,8 +220,8 @@ def held_stages(
 
 
 def channel_rates(
-    held: tuple[tuple[int, float, str], ...], full: int
-) -> tuple[tuple[int, float, str], ...]:
+    held: tuple[tuple[int, float, StageTier], ...], full: int
+) -> tuple[tuple[int, float, StageTier], ...]:
     """``held`` (:func:`held_stages`) with each tier rate turned into one channel's of ``full``:
     a collective on fewer channels (:func:`trimmed_bw`) has that share of the rate, so each of
     its channels still moves ``rate / full``."""

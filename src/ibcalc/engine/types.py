@@ -32,6 +32,7 @@ __all__ = [
     "Protocol",
     "ScaleOutTier",
     "ScaleUpTier",
+    "StageTier",
     "Term",
     "TermPart",
     "algorithm_key",
@@ -39,6 +40,10 @@ __all__ = [
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+#: where a pipeline's stages sit: ``"up"`` (in a scale-up domain), ``"net"`` (across the
+#: network), ``"wan"`` (between sites)
+StageTier = Literal["up", "net", "wan"]
 
 
 class DType(StrEnum):
@@ -272,9 +277,8 @@ class TermPart(BaseModel):
 
     model_config = _FROZEN
 
-    #: where the stages sit: ``"up"`` (in a scale-up domain), ``"net"`` (across the network),
-    #: ``"wan"`` (between sites)
-    tier: Literal["up", "net", "wan"]
+    #: where the stages sit (:data:`StageTier`)
+    tier: StageTier
     count: int = Field(ge=0)
     size_bytes: float = Field(ge=0)
     rate_Bps: float = Field(gt=0)

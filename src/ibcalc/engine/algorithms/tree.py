@@ -67,10 +67,21 @@ from ibcalc.engine.pipeline import (
     trimmed_bw,
     trimmed_text,
 )
-from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term, TermPart
+from ibcalc.engine.types import (
+    Algorithm,
+    Collective,
+    Cost,
+    Protocol,
+    StageTier,
+    Term,
+    TermPart,
+)
 from ibcalc.units import format_bandwidth, format_size
 
 __all__ = ["tree_network_multiplier", "tree_stages", "tree_tier_rate", "tree_timing"]
+
+#: the tiers of :func:`tree_stages`' levels, in order
+_STAGE_TIERS: tuple[StageTier, StageTier, StageTier] = ("up", "net", "wan")
 
 
 def _rate_words(
@@ -136,7 +147,7 @@ def tree_stages(
     WAN's bandwidth for the collective, through ``rate``: :func:`tree_tier_rate`)."""
     return tuple(
         Stages(2 * count, rate(bw), tier)
-        for count, bw, tier in zip(levels, tiers, ("up", "net", "wan"), strict=True)
+        for count, bw, tier in zip(levels, tiers, _STAGE_TIERS, strict=True)
         if count > 0
     )
 
@@ -287,7 +298,7 @@ def tree_timing(
     return Timing(Algorithm.TREE, protocol, latency, transfer, explain, fill_s=fill)
 
 
-def _tier_words(tier: str, node: str, *, one: bool) -> str:
+def _tier_words(tier: StageTier, node: str, *, one: bool) -> str:
     """Where a stage of ``tier`` (:class:`Stages`) sits: in a scale-up domain (``node``, its
     word; ``one``: the cluster has one), across the network between them, or across the WAN."""
     if tier == "up":
@@ -319,7 +330,7 @@ def _fill_detail(
     assert parts is not None  # the term is listed only when there is a fill
     one = topo.domains == 1
 
-    def where(tier: str) -> str:
+    def where(tier: StageTier) -> str:
         return _tier_words(tier, topo.node, one=one)
 
     total = sum(s.number for s in stages)
