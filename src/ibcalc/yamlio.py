@@ -589,9 +589,6 @@ def _plain_message(error: Any) -> str | None:
             return f"{given} is a number, not text: quote it to mean the text, '{given}'"
         return f"{given} is not text"
     if kind in ("int_from_float", "int_type", "int_parsing"):
-        if isinstance(value, float) and value.is_integer():
-            # 4.0 is whole: written with a point (a JSON Schema integer takes it; review BH)
-            return f"{given} is written with a decimal point: write {int(value)}"
         return f"{given} is not a whole number"
     if kind in ("float_type", "float_parsing"):
         return f"{given} is not a number"

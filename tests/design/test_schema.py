@@ -230,13 +230,23 @@ def test_quantities_and_dtypes() -> None:
     assert (second.size, second.min_algbw, second.dtype) == (64e6, 25e9, "fp32")
 
 
-def test_a_whole_number_written_with_a_point_is_said_so() -> None:
-    """nodes: 4.0 is whole, written with a decimal point (JSON Schema's integer takes it); the
-    error had said '4.0 is not a whole number' (review BH)."""
-    with pytest.raises(DesignError, match=r"nodes: 4\.0 is written with a decimal point: write 4"):
-        load_design("d.yaml", text="name: b\nnodes: 4.0\nsystem: dgx-h100\n")
+def test_a_whole_count_written_with_a_point_is_that_count() -> None:
+    """nodes: 4.0 is 4 nodes, as ClusterSpec(nodes=4.0), --nodes 4.0 and JSON Schema's integer
+    take it (it had been refused, 'written with a decimal point: write 4'); every count of the
+    file reads so. A count that is not whole is refused in the words of the other two."""
+    text = (
+        "name: b\nnodes: 4.0\nsystem: dgx-h100\nnics_per_node: 8.0\n"
+        "fabric: {link: ndr, radix: 64.0, tiers: 2.0, extra_endpoints: 0.0}\n"
+    )
+    design, _ = load_design("d.yaml", text=text)
+    assert (design.nodes, design.nics_per_node) == (4, 8)
+    assert design.fabric is not None
+    assert (design.fabric.radix, design.fabric.tiers, design.fabric.extra_endpoints) == (64, 2, 0)
+    assert type(design.nodes) is int
     with pytest.raises(DesignError, match=r"nodes: 4\.5 is not a whole number"):
         load_design("d.yaml", text="name: b\nnodes: 4.5\nsystem: dgx-h100\n")
+    with pytest.raises(DesignError, match=r"nodes: must be at least 1"):
+        load_design("d.yaml", text="name: b\nnodes: 0.0\nsystem: dgx-h100\n")
 
 
 @pytest.mark.parametrize(

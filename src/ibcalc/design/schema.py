@@ -101,6 +101,24 @@ MAX_REQUIREMENTS = 1_000
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
+def _whole_count(value: Any) -> Any:
+    """A count written with a decimal point and nothing after it (``nodes: 4.0``) is that
+    count, as ClusterSpec(nodes=4.0) and ``--nodes 4.0`` take it and as JSON Schema's integer
+    does (it had been refused, "written with a decimal point: write 4", stricter than the
+    library, the command line and the file's own schema). A count that is not whole, NaN and
+    infinity stay floats, which the strict int refuses ("is not a whole number"); text and
+    true/false stay refused as they were."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _counts(*names: str) -> Any:
+    """A model's before-validator reading its count fields ``names`` with :func:`_whole_count`
+    (a field validator, outside the fields' bounds, so the JSON Schema keeps them)."""
+    return field_validator(*names, mode="before")(staticmethod(_whole_count))
+
+
 class _NullIsOmitted(BaseModel):
     """A design model whose optional keys given as null are the keys omitted (``sharp:`` with
     nothing after it is ``sharp: false``), as docs/design-files.md says and the JSON Schema
@@ -497,6 +515,7 @@ class FabricSpec(_NullIsOmitted):
         le=MAX_EXTRA_ENDPOINTS,
         description="Non-compute leaf ports, e.g. 4 for UFM in an NVIDIA SuperPOD.",
     )
+    _whole = _counts("tiers", "radix", "extra_endpoints")
 
     @model_validator(mode="wrap")
     @classmethod
@@ -628,6 +647,7 @@ class SwitchesTarget(BaseModel):
     model_config = _FROZEN
 
     max: Annotated[StrictInt, Field(ge=1, le=MAX_SWITCHES)]
+    _whole = _counts("max")
 
 
 #: Requirement keys naming a collective (``Collective.command``: allreduce, alltoall ...).
@@ -824,6 +844,7 @@ class Design(_NullIsOmitted):
     requirements: list[RequirementItem] = Field(
         default_factory=empty_list, max_length=MAX_REQUIREMENTS
     )
+    _whole = _counts("nodes", "gpus_per_node", "nics_per_node", "scale_up_domain")
 
     @property
     def inter_link(self) -> str | None:
