@@ -34,6 +34,7 @@ from ibcalc.gap import (
     nics_per_gpu_node,
     tp_whatif,
 )
+from ibcalc.units import format_ratio, format_time
 
 GB = 10**9
 BITS = 8
@@ -1138,3 +1139,26 @@ def test_the_built_in_pairings_are_read_once() -> None:
     from ibcalc.gap import load_pairings
 
     assert load_pairings() is load_pairings()
+
+
+def test_gap_results_repr_in_one_line_with_units(cat: Catalogue) -> None:
+    """GapResult and TpWhatIf print in one line, every figure with its unit (pydantic's repr
+    had run to about 2,400 and 700 characters): H100's NVLink 4 carries 450 GB/s per GPU per
+    direction, one NDR NIC 400 Gb/s = 50.0 GB/s, 9.00x; the all-reduce times are the two
+    estimates', as Estimate's repr prints them."""
+    result = gap_for_system(cat, "dgx-h100")
+    inside, across = format_time(result.inside.time_s), format_time(result.across.time_s)
+    assert str(result) == repr(result)
+    assert repr(result) == (
+        "GapResult(nvlink4 vs 8 x ndr per node of 8 GPUs, dgx-h100: 450 GB/s vs 50.0 GB/s per "
+        f"GPU per direction (9.00x line, {format_ratio(result.ratio_achievable)} achievable); "
+        f"all-reduce of 1 GB fp32: {inside} inside, {across} across "
+        f"({format_ratio(result.slowdown)}))"
+    )
+    what_if = tp_whatif(cat, "nvlink4", "wan-100g", 8, 64e6)
+    inside, across = format_time(what_if.inside.time_s), format_time(what_if.across.time_s)
+    assert str(what_if) == repr(what_if)
+    assert repr(what_if) == (
+        "TpWhatIf(tp 8 on nvlink4 vs 8 sites x 1 GPU with 1 x wan-100g each, all-reduce of "
+        f"64 MB bf16: {inside} inside, {across} across ({format_ratio(what_if.slowdown)}))"
+    )
