@@ -1351,10 +1351,7 @@ class CollectivePlan:
             plan.dtype,
             self._algorithm,
             self._protocol,
-            plan.params,
-            # CostParams' equality leaves its tuner view out: an NCCL release's parameters
-            # equal the built-in ones, yet choose otherwise
-            plan.params.tuner_view(),
+            plan.params,  # by value, its tuner view too
             self._what_if,
         )
 

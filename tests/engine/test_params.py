@@ -757,3 +757,22 @@ def test_cost_parameters_print_their_origins_in_one_line() -> None:
     older = for_release(builtin, "2.21.5")
     assert older.origins[1].startswith("NCCL 2.21.5: ")
     assert repr(older) == "CostParams(data/cost_params.yaml + NCCL 2.21.5)"
+
+
+def test_equal_cost_parameters_choose_alike() -> None:
+    """Equality is 'prices and chooses the same': NCCL 2.21.5's parameters keep the built-in
+    physical values but their tuner view turns PAT off (NCCL added it in 2.23), so they are not
+    equal to the built-in ones (the tuner view had been left out of equality); the same values
+    built again, and a release whose tuner constants are the built-in ones, are equal."""
+    from ibcalc.catalogue.cost_params import builtin_cost_params
+    from ibcalc.catalogue.releases import for_release
+
+    builtin = builtin_cost_params()
+    older = for_release(builtin, "2.21.5")
+    assert older.nccl_tuner == builtin.nccl_tuner  # the same physical values
+    assert builtin.tuner_view().nccl_tuner.algorithms[Algorithm.PAT] == 1
+    assert older.tuner_view().nccl_tuner.algorithms[Algorithm.PAT] == 0
+    assert older != builtin
+    assert for_release(builtin, "2.21.5") == older
+    assert CostParams.from_mapping(builtin.document) == builtin
+    assert for_release(builtin, "2.30.7") == builtin

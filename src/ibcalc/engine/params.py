@@ -915,7 +915,10 @@ class CostParams:
     is_tuner_view: bool = False
     #: The merged mapping these values were built from (the layout of data/cost_params.yaml).
     document: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    _tuner: CostParams | None = field(default=None, compare=False, repr=False)
+    #: The tuner view (:meth:`tuner_view`), built once with this instance; compared by value,
+    #: so equal parameters price and choose the same (an NCCL release's, whose physical values
+    #: are the built-in ones, had equalled them though it chooses otherwise)
+    _tuner: CostParams | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         """Where its values come from, in one line: 'CostParams(data/cost_params.yaml + NCCL
