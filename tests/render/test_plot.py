@@ -1111,3 +1111,34 @@ def test_the_footnote_stands_on_a_clear_box_over_a_low_ceiling(
     )
     assert low.get_ydata()[0] == pytest.approx(195.0)
     assert note.get_zorder() > low.get_zorder()
+
+
+@pytest.mark.parametrize(
+    ("log", "library", "tuner"),
+    [
+        ("04_alltoall_2node_16xMI355X_ainic-ethernet-rccl.txt", "rccl", "RCCL"),
+        ("10_allreduce_2node_8xH100_ib.txt", "nccl", "NCCL"),
+    ],
+)
+def test_the_check_plot_names_the_tuner_of_the_library_the_log_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log: str, library: str, tuner: str
+) -> None:
+    """The switch diamonds are the tuner's of the library the log names: an rccl-tests log on
+    MI355X (its expected pick changes once) had said "NCCL's tuner switches"."""
+    pytest.importorskip("matplotlib")
+    from ibcalc.logs.check import check_log
+    from ibcalc.logs.parse import parse_file
+    from ibcalc.render.logs import plot_check
+
+    path = Path(__file__).parents[2] / "benchmarks" / "data" / "sweeps" / log
+    text = path.read_text(encoding="utf-8")
+    (check,) = check_log(parse_file(path), text, catalogue=load_catalogue(use_env=False))
+    assert check.library == library
+    figures = _drawn(monkeypatch)
+    plot_check(tmp_path / "check.png", check)
+    (fig,) = figures
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert (
+        f"diamond: {tuner}'s tuner switches (the table's >), with the new pick and time's fall"
+        in legend
+    )

@@ -556,6 +556,7 @@ def check_run(
         min_bandwidth_efficiency=min_eff,
         notes=notes,
         unmeasured=unmeasured,
+        library=run.library,
     )
 
 
@@ -889,6 +890,7 @@ def _unchecked(
         verdict="not_checked",
         min_bandwidth_efficiency=None,
         notes=notes,
+        library=run.library,
     )
 
 

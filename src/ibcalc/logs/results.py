@@ -275,6 +275,9 @@ class RunCheck(BaseModel):
     min_bandwidth_efficiency: float | None
     notes: list[str]
     unmeasured: list[tuple[int, int]] = Field(default_factory=empty_list)
+    #: the library the log names (nccl-tests on NCCL, rccl-tests on RCCL), whose tuner chose the
+    #: run's algorithm and protocol; None where the log names none
+    library: Literal["nccl", "rccl"] | None = None
 
     @property
     def flagged(self) -> bool:

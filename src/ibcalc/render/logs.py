@@ -685,7 +685,8 @@ def plot_check(path: str | Path, check: RunCheck) -> Path:
         f"{_collective_title(check)}: measured vs expected busbw, {dtype}on {check.cluster} "
         f"(verdict: {check.verdict})"
     )
-    return plot_sweep(path, series, title=title, measured=measured, time_panel=True)
+    tuner = "RCCL" if check.library == "rccl" else "NCCL"
+    return plot_sweep(path, series, title=title, measured=measured, time_panel=True, tuner=tuner)
 
 
 #: The schema of calibrate's JSON, fitted or not (its number rises when a key changes meaning).

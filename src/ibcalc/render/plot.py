@@ -686,12 +686,14 @@ def plot_sweep(
     measured: Sequence[MeasuredPoint] = (),
     time_panel: bool = False,
     footnote: str = "",
+    tuner: str = "NCCL",
 ) -> Path:
     """Draw busbw over message size (log-log), optionally with a time panel; write ``path``.
 
     Ceilings are dashed horizontal lines; measured points are drawn as black-edged markers;
     points whose busbw is an equivalent figure (in-network reduction, 2-node tree) are hollow.
-    Returns the path written.
+    The switch diamonds are said to be ``tuner``'s (the library whose tuner picks: RCCL's for
+    an rccl-tests log). Returns the path written.
     """
     target, fmt = check_target(path)
     if not series:
@@ -878,7 +880,7 @@ def plot_sweep(
         (
             any_switch,
             "D",
-            "diamond: NCCL's tuner switches (the table's >)"
+            f"diamond: {tuner}'s tuner switches (the table's >)"
             + (", with the new pick and time's fall" if len(marked) == 1 else ""),
         ),
     ):
