@@ -1142,3 +1142,48 @@ def test_the_check_plot_names_the_tuner_of_the_library_the_log_names(
         f"diamond: {tuner}'s tuner switches (the table's >), with the new pick and time's fall"
         in legend
     )
+
+
+def test_the_check_plot_draws_the_cluster_s_ceilings_as_the_sweep_plot_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nccl-check's plot had drawn no bandwidth ceiling where the sweep plot draws the scale-up
+    link's per GPU and the network's per node; the check carries them as numbers. Log 10, 2 x 4
+    H100 (snellius-h100) over 4 x NDR200 per node: 4 x 200 Gb/s / 8 x 0.975 (NDR's catalogue
+    efficiency) = 97.5 GB/s per node, 24.4 GB/s per GPU; log 13, one node: the scale-up line
+    alone."""
+    pytest.importorskip("matplotlib")
+    from ibcalc.logs.check import check_log
+    from ibcalc.logs.parse import parse_file
+    from ibcalc.render.logs import plot_check
+
+    sweeps = Path(__file__).parents[2] / "benchmarks" / "data" / "sweeps"
+    catalogue = load_catalogue(use_env=False)
+    expected = {
+        "10_allreduce_2node_8xH100_ib.txt": [
+            "ndr200 achievable per node (4 NICs, ring ceiling): 97.5 GB/s",
+            "ndr200 per-GPU share (the scale-out side of the gap): 24.4 GB/s",
+        ],
+        "13_allreduce_1node_4xH100_intranode.txt": [],
+    }
+    for name, network in expected.items():
+        path = sweeps / name
+        (check,) = check_log(
+            parse_file(path), path.read_text(encoding="utf-8"), catalogue=catalogue
+        )
+        ceilings = check.ceilings
+        assert ceilings is not None
+        assert ceilings.scale_up_link == "nvlink4-mesh4"
+        assert ceilings.scale_up_GBps is not None
+        if network:
+            assert ceilings.network_GBps == pytest.approx(4 * 200 / 8 * 0.975)
+            assert check.model_dump(mode="json")["ceilings"]["network_GBps"] == 97.5
+        else:
+            assert ceilings.network_GBps is None
+        figures = _drawn(monkeypatch)
+        plot_check(tmp_path / "check.png", check)
+        (fig,) = figures
+        legend = [t.get_text() for t in fig.legends[0].get_texts()]
+        drawn = [t for t in legend if "achievable per" in t or "per-GPU share" in t]
+        up = f"nvlink4-mesh4 achievable per GPU: {ceilings.scale_up_GBps:.0f} GB/s"
+        assert drawn == [up, *network]

@@ -17,11 +17,17 @@ shape and adds the all-reduce times.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.engine.base import Topology
+from ibcalc.units import GB
 
-__all__ = ["PerGpuBandwidths", "per_gpu_bandwidths"]
+if TYPE_CHECKING:
+    from ibcalc.cluster.resolve import ResolvedCluster
+
+__all__ = ["BusbwCeilings", "PerGpuBandwidths", "busbw_ceilings", "per_gpu_bandwidths"]
 
 
 @dataclass(frozen=True)
@@ -79,4 +85,48 @@ def per_gpu_bandwidths(topology: Topology) -> PerGpuBandwidths:
         nics_per_domain=out.nics_per_domain if out is not None else 0,
         out_line_per_gpu_Bps=out_line,
         out_per_gpu_Bps=out_bw,
+    )
+
+
+class BusbwCeilings(BaseModel):
+    """What a cluster's tiers let a collective's busbw reach, per direction, as a sweep plot
+    and nccl-check's plot draw them: the scale-up link's achievable rate per GPU, and the
+    network's achievable rate per scale-up domain (the ring's busbw ceiling across nodes,
+    docs/model.md#tiers), with what a plot needs to word and share it. A tier the cluster
+    lacks has ``None`` for its link and rate."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    scale_up_link: str | None
+    #: the scale-up link's achievable rate per GPU, GB/s (10^9 B/s)
+    scale_up_GBps: float | None = Field(ge=0)
+    network_link: str | None
+    #: the network's achievable rate per scale-up domain, GB/s (NICs x achievable NIC rate)
+    network_GBps: float | None = Field(ge=0)
+    #: NICs per scale-up domain, and the host link that holds each to less than its line rate
+    network_nics: int = Field(ge=0)
+    nic_cap: str | None
+    gpus_per_domain: int = Field(ge=1)
+    #: whether a scale-up domain spans nodes (an NVL72 rack), else it is one node
+    domain_spans_nodes: bool
+    ranks: int = Field(ge=1)
+    #: how much slower tapered leaf uplinks carry rail-aligned traffic (1: not tapered)
+    leaf_contention: float = Field(ge=1)
+
+
+def busbw_ceilings(cluster: ResolvedCluster) -> BusbwCeilings:
+    """The :class:`BusbwCeilings` of ``cluster``'s tiers."""
+    topology = cluster.topology
+    up, out, m = topology.up, topology.out, topology.m
+    return BusbwCeilings(
+        scale_up_link=up.link_id if up is not None else None,
+        scale_up_GBps=up.bw_Bps / GB if up is not None else None,
+        network_link=out.link_id if out is not None else None,
+        network_GBps=out.domain_bw_Bps / GB if out is not None else None,
+        network_nics=out.nics_per_domain if out is not None else 0,
+        nic_cap=out.nic_cap if out is not None else None,
+        gpus_per_domain=m,
+        domain_spans_nodes=m > cluster.gpus_per_node,
+        ranks=cluster.ranks,
+        leaf_contention=topology.leaf_contention,
     )

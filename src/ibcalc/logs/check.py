@@ -30,6 +30,7 @@ from ibcalc.catalogue.releases import (
     newest_release,
     parse_release,
 )
+from ibcalc.cluster.bandwidths import busbw_ceilings
 from ibcalc.cluster.resolve import (
     CATALOGUE_OVERRIDES_NOTE,
     SWITCH_NOTES,
@@ -557,6 +558,7 @@ def check_run(
         notes=notes,
         unmeasured=unmeasured,
         library=run.library,
+        ceilings=busbw_ceilings(cluster),
     )
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ibcalc.cluster.bandwidths import BusbwCeilings
 from ibcalc.defaults import empty_list
 from ibcalc.units import KiB, MiB
 
@@ -278,6 +279,9 @@ class RunCheck(BaseModel):
     #: the library the log names (nccl-tests on NCCL, rccl-tests on RCCL), whose tuner chose the
     #: run's algorithm and protocol; None where the log names none
     library: Literal["nccl", "rccl"] | None = None
+    #: the resolved cluster's busbw ceilings (scale-up per GPU, network per node), as numbers
+    #: for the plot; None where the cluster is not resolved
+    ceilings: BusbwCeilings | None = None
 
     @property
     def flagged(self) -> bool:

@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ibcalc.engine.types import Collective
 from ibcalc.errors import fill_fields
 from ibcalc.jsonmodel import json_text
 from ibcalc.listing import listed
@@ -49,7 +50,15 @@ from ibcalc.logs.results import (
     eff_pct,
     line_span,
 )
-from ibcalc.render.plot import MeasuredPoint, Series, expected_series, plot_sweep
+from ibcalc.render.plot import (
+    ONE_NETWORK_COLOR,
+    MeasuredPoint,
+    Series,
+    expected_series,
+    network_ceilings,
+    plot_sweep,
+    scale_up_ceilings,
+)
 from ibcalc.render.stream import (
     PipeConsole,
     TrimmedStream,
@@ -685,8 +694,16 @@ def plot_check(path: str | Path, check: RunCheck) -> Path:
         f"{_collective_title(check)}: measured vs expected busbw, {dtype}on {check.cluster} "
         f"(verdict: {check.verdict})"
     )
+    # the cluster's ceilings, drawn as the sweep plot draws one cluster's
+    lines = []
+    if check.ceilings is not None and check.collective is not None:
+        lines = scale_up_ceilings(check.ceilings) + network_ceilings(
+            check.ceilings, Collective(check.collective), ONE_NETWORK_COLOR, share=True
+        )
     tuner = "RCCL" if check.library == "rccl" else "NCCL"
-    return plot_sweep(path, series, title=title, measured=measured, time_panel=True, tuner=tuner)
+    return plot_sweep(
+        path, series, title=title, ceilings=lines, measured=measured, time_panel=True, tuner=tuner
+    )
 
 
 #: The schema of calibrate's JSON, fitted or not (its number rises when a key changes meaning).

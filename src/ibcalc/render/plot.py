@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from ibcalc.cluster.bandwidths import BusbwCeilings, busbw_ceilings
 from ibcalc.cluster.resolve import ResolvedCluster
 from ibcalc.engine.types import Algorithm, Collective, Estimate
 from ibcalc.errors import OutputError, PlotError
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INSTALL_HINT",
     "MAX_MEASURED_BYTES",
+    "ONE_NETWORK_COLOR",
     "SUFFIXES",
     "Ceiling",
     "GapBar",
@@ -68,11 +70,13 @@ __all__ = [
     "gap_bars",
     "load_measured",
     "load_measured_for",
+    "network_ceilings",
     "plot_gap",
     "plot_sweep",
     "plot_sweep_clusters",
     "plot_sweep_result",
     "require_matplotlib",
+    "scale_up_ceilings",
     "sweep_series",
 ]
 
@@ -957,6 +961,77 @@ def _domain(cluster: ResolvedCluster) -> str:
     return "node" if cluster.topology.m <= cluster.gpus_per_node else "scale-up domain"
 
 
+#: The colour of a plot's network ceilings where it draws one cluster (several: each its own)
+ONE_NETWORK_COLOR = "#333333"
+
+
+def scale_up_ceilings(ceilings: BusbwCeilings) -> list[Ceiling]:
+    """The scale-up link's achievable rate per GPU as a line, where the cluster has one."""
+    link, rate = ceilings.scale_up_link, ceilings.scale_up_GBps
+    if link is None or rate is None:
+        return []
+    return [Ceiling(f"{link} achievable per GPU", rate, "scale-up", tag=f"{link} per GPU")]
+
+
+def network_ceilings(
+    ceilings: BusbwCeilings, collective: Collective, col: str, *, share: bool
+) -> list[Ceiling]:
+    """The network's busbw ceilings as lines in ``col``: its achievable rate per node (or
+    scale-up domain), the ring's ceiling across them, and with ``share`` each GPU's share of it
+    (the scale-out side of the gap); for all-to-all, each GPU's ceiling through its share of
+    the NICs instead. None where the cluster has no network."""
+    link, node_GBps = ceilings.network_link, ceilings.network_GBps
+    if link is None or node_GBps is None:
+        return []
+    m, n = ceilings.gpus_per_domain, ceilings.ranks
+    count = ceilings.network_nics
+    nics = f"{count} NIC{'s' if count > 1 else ''}"
+    where = ("scale-up domain" if ceilings.domain_spans_nodes else "node") if m > 1 else "GPU"
+    if collective == Collective.ALL_TO_ALL and n > m:
+        # each GPU sends (n - m) / n of its buffer across the network through its share of
+        # the NICs, and busbw is algbw x (n - 1) / n: busbw <= share x (n - 1) / (n - m)
+        # tapered leaves slow that traffic as the engine has it for PXN, NCCL's all-to-all
+        # since 2.12 (topology.leaf_contention, rail-aligned: pairwise, off its rail, can
+        # cross more, contention("unaligned"))
+        taper = ceilings.leaf_contention
+        return [
+            Ceiling(
+                f"{link} all-to-all ceiling, share x {n - 1}/{n - m}"
+                + (f", tapered uplinks x{format_slowdown(taper)} slower" if taper > 1 else ""),
+                node_GBps / m * (n - 1) / (n - m) / taper,
+                "network-node",
+                col,
+                # a GPU's busbw ceiling, not the node's rate ('per node' had been derived
+                # from its kind)
+                tag=f"{link} all-to-all",
+            )
+        ]
+    ring = ", ring ceiling" if collective not in _NOT_RING else ""
+    # a NIC held to its host link says so: xdr's 403 GB/s per node is 8 x pcie5's 50.4,
+    # which the legend had left unsaid (a review)
+    capped = f", each capped by {ceilings.nic_cap}" if ceilings.nic_cap is not None else ""
+    lines = [
+        Ceiling(
+            f"{link} achievable per {where} ({nics}{capped}{ring})",
+            node_GBps,
+            "network-node",
+            col,
+            tag=f"{link} per {'domain' if where == 'scale-up domain' else where}",
+        )
+    ]
+    if m > 1 and share:
+        lines.append(
+            Ceiling(
+                f"{link} per-GPU share (the scale-out side of the gap)",
+                node_GBps / m,
+                "network-gpu",
+                col,
+                tag=f"{link} per GPU",
+            )
+        )
+    return lines
+
+
 def plot_sweep_clusters(
     path: str | Path,
     collective: Collective,
@@ -1004,70 +1079,14 @@ def plot_sweep_clusters(
             else sweep_series(_cluster_label(cluster), estimates, color=color(i))
             for i, (cluster, estimates) in enumerate(groups)
         )
-    ceilings: list[Ceiling] = []
-    up = first.topology.up
-    if up is not None:
-        ceilings.append(
-            Ceiling(
-                f"{up.link_id} achievable per GPU",
-                up.bw_Bps / GB,
-                "scale-up",
-                tag=f"{up.link_id} per GPU",
-            )
-        )
+    ceilings = scale_up_ceilings(busbw_ceilings(first))
     for i, (cluster, _estimates) in enumerate(groups):
-        out = cluster.topology.out
-        if out is None:
-            continue
-        col = "#333333" if single else color(i)
-        node_GBps = out.domain_bw_Bps / GB
-        m = cluster.topology.m
-        nics = f"{out.nics_per_domain} NIC{'s' if out.nics_per_domain > 1 else ''}"
-        where = _domain(cluster) if m > 1 else "GPU"
-        n = cluster.ranks
-        if collective == Collective.ALL_TO_ALL and n > m:
-            # each GPU sends (n - m) / n of its buffer across the network through its share of
-            # the NICs, and busbw is algbw x (n - 1) / n: busbw <= share x (n - 1) / (n - m)
-            # tapered leaves slow that traffic as the engine has it for PXN, NCCL's all-to-all
-            # since 2.12 (topology.leaf_contention, rail-aligned: pairwise, off its rail, can
-            # cross more, contention("unaligned"))
-            taper = cluster.topology.leaf_contention
-            ceilings.append(
-                Ceiling(
-                    f"{out.link_id} all-to-all ceiling, share x {n - 1}/{n - m}"
-                    + (f", tapered uplinks x{format_slowdown(taper)} slower" if taper > 1 else ""),
-                    node_GBps / m * (n - 1) / (n - m) / taper,
-                    "network-node",
-                    col,
-                    # a GPU's busbw ceiling, not the node's rate ('per node' had been derived
-                    # from its kind)
-                    tag=f"{out.link_id} all-to-all",
-                )
-            )
-            continue
-        ring = ", ring ceiling" if collective not in _NOT_RING else ""
-        # a NIC held to its host link says so: xdr's 403 GB/s per node is 8 x pcie5's 50.4,
-        # which the legend had left unsaid (a review)
-        capped = f", each capped by {out.nic_cap}" if out.nic_cap is not None else ""
-        ceilings.append(
-            Ceiling(
-                f"{out.link_id} achievable per {where} ({nics}{capped}{ring})",
-                node_GBps,
-                "network-node",
-                col,
-                tag=f"{out.link_id} per {'domain' if where == 'scale-up domain' else where}",
-            )
+        ceilings += network_ceilings(
+            busbw_ceilings(cluster),
+            collective,
+            ONE_NETWORK_COLOR if single else color(i),
+            share=single,
         )
-        if m > 1 and single:
-            ceilings.append(
-                Ceiling(
-                    f"{out.link_id} per-GPU share (the scale-out side of the gap)",
-                    node_GBps / m,
-                    "network-gpu",
-                    col,
-                    tag=f"{out.link_id} per GPU",
-                )
-            )
     fabrics = ", ".join(c.inter.id for c, _ in groups if c.inter is not None) or None
     shape = {key: getattr(groups[0][1][0], key) for key in LINK_KEYS}
     where = links_words(**{**shape, "inter": fabrics})
