@@ -700,10 +700,26 @@ def plot_check(path: str | Path, check: RunCheck) -> Path:
         lines = scale_up_ceilings(check.ceilings) + network_ceilings(
             check.ceilings, Collective(check.collective), ONE_NETWORK_COLOR, share=True
         )
-    tuner = "RCCL" if check.library == "rccl" else "NCCL"
     return plot_sweep(
-        path, series, title=title, ceilings=lines, measured=measured, time_panel=True, tuner=tuner
+        path,
+        series,
+        title=title,
+        ceilings=lines,
+        measured=measured,
+        time_panel=True,
+        switches=_switches(check),
     )
+
+
+def _switches(check: RunCheck) -> str:
+    """What a diamond of the check's plot marks: where NCCL's tuner, as the model prices it,
+    changes the expected pick, where the report's table changes its algorithm column (it has no
+    ``>`` column, which the legend had pointed to, the sweep table's mark). An rccl-tests log
+    is expected with NCCL's tuner constants too (RCCL's own are not modelled: the report's
+    'cluster [default]' note), so its diamonds are NCCL's picks standing in for RCCL's (the
+    legend had called them RCCL's tuner's)."""
+    tuner = "NCCL's tuner, standing in for RCCL's," if check.library == "rccl" else "NCCL's tuner"
+    return f"{tuner} switches (the table's algorithm column changes)"
 
 
 #: The schema of calibrate's JSON, fitted or not (its number rises when a key changes meaning).

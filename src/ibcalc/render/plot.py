@@ -690,14 +690,14 @@ def plot_sweep(
     measured: Sequence[MeasuredPoint] = (),
     time_panel: bool = False,
     footnote: str = "",
-    tuner: str = "NCCL",
+    switches: str = "NCCL's tuner switches (the table's >)",
 ) -> Path:
     """Draw busbw over message size (log-log), optionally with a time panel; write ``path``.
 
     Ceilings are dashed horizontal lines; measured points are drawn as black-edged markers;
     points whose busbw is an equivalent figure (in-network reduction, 2-node tree) are hollow.
-    The switch diamonds are said to be ``tuner``'s (the library whose tuner picks: RCCL's for
-    an rccl-tests log). Returns the path written.
+    The legend says what a switch diamond marks with ``switches`` (a sweep's: NCCL's tuner
+    switches, marked ``>`` in its table). Returns the path written.
     """
     target, fmt = check_target(path)
     if not series:
@@ -884,7 +884,7 @@ def plot_sweep(
         (
             any_switch,
             "D",
-            f"diamond: {tuner}'s tuner switches (the table's >)"
+            f"diamond: {switches}"
             + (", with the new pick and time's fall" if len(marked) == 1 else ""),
         ),
     ):
