@@ -118,7 +118,8 @@ def _phase_bytes(phase: Phase) -> int | float:
     """A collective phase's buffer as an integer: the nccl-tests size its estimate ran (whole
     bytes, ``ibcalc allreduce``'s integer ``size_bytes``), which the phase holds as a float; a
     consumer reading the field as an integer refuses ``17500000000.0``. A storage transfer's
-    share of the bytes per GPU stays as it is."""
+    share of the bytes per GPU is returned as it is held (a float, which the JSON writer,
+    ``jsonmodel.json_text``, writes as an integer where it is whole)."""
     return json_bytes(phase.bytes_per_gpu) if phase.collective is not None else phase.bytes_per_gpu
 
 
