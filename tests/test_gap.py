@@ -724,10 +724,19 @@ def _fail(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.mark.parametrize(
     ("argv", "needles"),
     [
-        (["gap", "--intra", "nvlnk4", "--inter", "ndr"], ["unknown link", "nvlink4"]),
-        (["gap", "--intra", "nvlink4", "--inter", "ndrr"], ["unknown link", "did you mean", "ndr"]),
-        (["gap", "--system", "p55"], ["unknown system", "p5"]),
-        (["gap", "--inter", "ndrx"], ["unknown link", "ndr"]),
+        (
+            ["gap", "--intra", "nvlnk4", "--inter", "ndr"],
+            ["--intra 'nvlnk4' is not a known link", "nvlink4"],
+        ),
+        (
+            ["gap", "--intra", "nvlink4", "--inter", "ndrr"],
+            ["--inter 'ndrr' is not a known link", "did you mean", "ndr"],
+        ),
+        (["gap", "--system", "p55"], ["--system 'p55' is not a known system", "p5"]),
+        (
+            ["gap", "--inter", "ndrx"],
+            ["--inter 'ndrx' is not a known link", "ndr", "see 'ibcalc gap --help')"],
+        ),
         (["gap", "--intra", "ndr", "--inter", "nvlink4"], ["scale-out link"]),
         (["gap", "--gpus-per-node", "4"], ["--intra and --inter"]),
         (["gap", "--intra", "nvlink4", "--inter", "ndr", "--tp", "16"], ["--tp '16'"]),

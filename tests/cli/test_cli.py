@@ -329,7 +329,10 @@ def test_storage_show_by_alias_and_unknown_name() -> None:
     result = runner.invoke(app, ["storage", "show", "ddn-ai400"])
     assert result.exit_code == 2
     (line,) = result.stderr.strip().splitlines()
-    assert line.startswith("error: unknown storage 'ddn-ai400' (did you mean ddn-ai400x2")
+    assert line == (
+        "error: name 'ddn-ai400' is not a known storage (did you mean ddn-ai400x2? "
+        "see 'ibcalc storage show --help')"
+    )
 
 
 def test_a_busbw_under_a_megabyte_per_second_has_its_range_in_its_unit() -> None:
@@ -740,13 +743,13 @@ ERRORS: list[tuple[str, list[str], list[str]]] = [
     (
         "unknown-fabric-invisible",
         ["allreduce", "--size", "1GB", "--fabric", "ndr\u200b"],
-        ["unknown link 'ndr\\u200b' (did you mean ndr"],
+        ["--fabric 'ndr\\u200b' is not a known link (did you mean ndr"],
     ),
     # so are the line and paragraph separators, which some viewers break a line at (review BN)
     (
         "unknown-system-line-separator",
         ["allreduce", "--size", "1GB", "--system", "dgx\u2028h100\u2029"],
-        ["unknown system 'dgx\\u2028h100\\u2029'"],
+        ["--system 'dgx\\u2028h100\\u2029' is not a known system"],
     ),
     # traffic off its rail crosses at least as often as rail-aligned traffic
     (
@@ -771,12 +774,12 @@ ERRORS: list[tuple[str, list[str], list[str]]] = [
     (
         "unknown-fabric-far",
         ["allreduce", "--size", "1GB", "--fabric", "zzz"],
-        ["unknown link 'zzz' (ibcalc links lists the known ones)"],
+        ["--fabric 'zzz' is not a known link (ibcalc links lists the known ones; see 'ibcalc"],
     ),
     (
         "unknown-system-far",
         ["allreduce", "--size", "1GB", "--system", "zzz"],
-        ["unknown system 'zzz' (ibcalc systems lists the known ones)"],
+        ["--system 'zzz' is not a known system (ibcalc systems lists the known ones; see"],
     ),
     (
         "unknown-model-far",
@@ -964,21 +967,24 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
         # show dgx-h100 had suggested ib-hdr100, systems show ndr ndv5 and ndv4)
         (
             ["links", "show", "dgx-h100"],
-            "error: unknown link 'dgx-h100': dgx-h100 is a system preset, not a link",
+            "error: name 'dgx-h100' is not a known link: dgx-h100 is a system preset, not a link "
+            "(see 'ibcalc links show --help')",
         ),
         (
             ["systems", "show", "ndr"],
-            "error: unknown system 'ndr': ndr is a link, not a system preset",
+            "error: name 'ndr' is not a known system: ndr is a link, not a system preset (see "
+            "'ibcalc systems show --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--inter", "hgx-h100"],
-            "error: unknown link 'hgx-h100': dgx-h100 is a system preset, not a link",
+            "error: --inter 'hgx-h100' is not a known link: dgx-h100 is a system preset, not a "
+            "link (see 'ibcalc allreduce --help')",
         ),
         # the storage catalogue too, both ways (storage show ndr had listed the storage)
         (
             ["storage", "show", "ndr"],
-            "error: unknown storage 'ndr': ndr is a link, not a storage entry (storage: "
-            "nvmeof-target, ddn-ai400x2, aws-s3)",
+            "error: name 'ndr' is not a known storage: ndr is a link, not a storage entry "
+            "(storage: nvmeof-target, ddn-ai400x2, aws-s3; see 'ibcalc storage show --help')",
         ),
         (
             ["checkpoint", "--storage", "dgx-h100", "--model", "llama3-8b"],
@@ -988,109 +994,121 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
         ),
         (
             ["links", "show", "aws-s3"],
-            "error: unknown link 'aws-s3': aws-s3 is a storage entry, not a link",
+            "error: name 'aws-s3' is not a known link: aws-s3 is a storage entry, not a link (see "
+            "'ibcalc links show --help')",
         ),
         (
             ["systems", "show", "ddn-ai400x2"],
-            "error: unknown system 'ddn-ai400x2': ddn-ai400x2 is a storage entry, not a system "
-            "preset",
+            "error: name 'ddn-ai400x2' is not a known system: ddn-ai400x2 is a storage entry, not "
+            "a system preset (see 'ibcalc systems show --help')",
         ),
         # a comma list where one name belongs says so, not "did you mean ndr, hdr?", the very
         # list given; only --fabric, which a sweep takes as a list, points there
         (
             ["allreduce", "--size", "1GB", "--fabric", "ndr,hdr"],
-            "error: unknown link 'ndr,hdr': a list of 2 names, where one link is taken (ibcalc "
-            "sweep takes a comma list of fabrics)",
+            "error: --fabric 'ndr,hdr' is not a known link: a list of 2 names, where one link is "
+            "taken (ibcalc sweep takes a comma list of fabrics; see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--intra", "nvlink4, NVLink3"],
-            "error: unknown link 'nvlink4, NVLink3': a list of 2 names, where one link is taken",
+            "error: --intra 'nvlink4, NVLink3' is not a known link: a list of 2 names, where one "
+            "link is taken (see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--system", "dgx-h100,dgx-a100"],
-            "error: unknown system 'dgx-h100,dgx-a100': a list of 2 names, where one system is "
-            "taken",
+            "error: --system 'dgx-h100,dgx-a100' is not a known system: a list of 2 names, where "
+            "one system is taken (see 'ibcalc allreduce --help')",
         ),
         # a name that begins one comes first (difflib had put hgx-b200 before gb200-nvl72)
         (
             ["allreduce", "--size", "1GB", "--system", "gb200"],
-            "error: unknown system 'gb200' (did you mean gb200-nvl72, hgx-b200, hgx-h200?)",
+            "error: --system 'gb200' is not a known system (did you mean gb200-nvl72, hgx-b200, "
+            "hgx-h200? see 'ibcalc allreduce --help')",
         ),
         # one letter is close to nothing ('--inter a' had listed three links holding an 'a'); two
         # may be held in a name
         (
             ["allreduce", "--size", "1GB", "--inter", "a"],
-            "error: unknown link 'a' (ibcalc links lists the known ones)",
+            "error: --inter 'a' is not a known link (ibcalc links lists the known ones; see "
+            "'ibcalc allreduce --help')",
         ),
-        (["links", "show", "r"], "error: unknown link 'r' (ibcalc links lists the known ones)"),
+        (
+            ["links", "show", "r"],
+            "error: name 'r' is not a known link (ibcalc links lists the known ones; see 'ibcalc "
+            "links show --help')",
+        ),
         (
             ["allreduce", "--size", "1GB", "--system", "a3"],
-            "error: unknown system 'a3' (did you mean a3-mega, a3-high?)",
+            "error: --system 'a3' is not a known system (did you mean a3-mega, a3-high? see "
+            "'ibcalc allreduce --help')",
         ),
         # a GPU named where a link belongs: the presets with it, not links of another kind
         # ('--fabric h100' had offered nvlink-h100, a scale-up link --fabric refuses) or vendor
         # ('--fabric gb300' had offered xgmi-mi300x, AMD's)
         (
             ["allreduce", "--size", "1GB", "--fabric", "h100"],
-            "error: unknown link 'h100': h100 names a GPU or system, not a link (system presets "
-            "with it: dgx-h100, azure-nd-h100-v5, h100-pcie-nvl-pair and 7 more presets)",
+            "error: --fabric 'h100' is not a known link: h100 names a GPU or system, not a link "
+            "(system presets with it: dgx-h100, azure-nd-h100-v5, h100-pcie-nvl-pair and 7 more "
+            "presets; see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--inter", "gh200"],
-            "error: unknown link 'gh200': gh200 names a GPU or system, not a link (a system "
-            "preset with it: alps-gh200)",
+            "error: --inter 'gh200' is not a known link: gh200 names a GPU or system, not a link "
+            "(a system preset with it: alps-gh200; see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--fabric", "gb300"],
-            "error: unknown link 'gb300': no link is close to gb300; close system presets: "
-            "hgx-b300",
+            "error: --fabric 'gb300' is not a known link: no link is close to gb300; close system "
+            "presets: hgx-b300 (see 'ibcalc allreduce --help')",
         ),
         # a dash-separated part names the GPU; presets that only look alike are not offered
-        # ('b300-8' had been offered mi300x-8, h800-8, a800-8: review BW); no flag is named
-        # where none exists (links show, design files)
+        # ('b300-8' had been offered mi300x-8, h800-8, a800-8: review BW); an argument is
+        # named as the command's help names it (links show's name)
         (
             ["links", "show", "b300-8"],
-            "error: unknown link 'b300-8': b300-8 names a GPU or system, not a link (a system "
-            "preset with it: dgx-b300)",
+            "error: name 'b300-8' is not a known link: b300-8 names a GPU or system, not a link "
+            "(a system preset with it: dgx-b300; see 'ibcalc links show --help')",
         ),
         # a slip of a link's name keeps the link, though a part of it names a GPU (review BX:
         # 'nvlnk-h100' had been told it named the H100)
         (
             ["allreduce", "--size", "1GB", "--intra", "nvlnk-h100"],
-            "error: unknown link 'nvlnk-h100' (did you mean nvlink-h100, nvlink-v100, "
-            "nvlink-p100?)",
+            "error: --intra 'nvlnk-h100' is not a known link (did you mean nvlink-h100, "
+            "nvlink-v100, nvlink-p100? see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--host-pcie", "pie-gen4"],
-            "error: unknown link 'pie-gen4' (did you mean pcie-gen4, pcie-gen7, pcie-gen6?)",
+            "error: --host-pcie 'pie-gen4' is not a known link (did you mean pcie-gen4, "
+            "pcie-gen7, pcie-gen6? see 'ibcalc allreduce --help')",
         ),
         # presets by likeness share the model number's letter and three digits (review BX:
         # 'gb300-8' had been offered mi300x-8, 'dgx-b3000' nothing of NVIDIA's)
         (
             ["allreduce", "--size", "1GB", "--fabric", "gb300-8"],
-            "error: unknown link 'gb300-8': no link is close to gb300-8; close system presets: "
-            "hgx-b300",
+            "error: --fabric 'gb300-8' is not a known link: no link is close to gb300-8; close "
+            "system presets: hgx-b300 (see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--fabric", "rtx4090"],
-            "error: unknown link 'rtx4090': no link is close to rtx4090; close system presets: "
-            "rtx5090-8",
+            "error: --fabric 'rtx4090' is not a known link: no link is close to rtx4090; close "
+            "system presets: rtx5090-8 (see 'ibcalc allreduce --help')",
         ),
         # a short model number keeps its presets (review BZ: 'p5a' and 'l40spcie' had lost
         # them to the three-digit rule)
         (
             ["allreduce", "--size", "1GB", "--fabric", "p5a"],
-            "error: unknown link 'p5a': no link is close to p5a; close system presets: p5, p5e, "
-            "p5en",
+            "error: --fabric 'p5a' is not a known link: no link is close to p5a; close system "
+            "presets: p5, p5e, p5en (see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--fabric", "l40spcie"],
-            "error: unknown link 'l40spcie': no link is close to l40spcie; close system presets: "
-            "l40s-pcie",
+            "error: --fabric 'l40spcie' is not a known link: no link is close to l40spcie; close "
+            "system presets: l40s-pcie (see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--fabric", "cornelis400"],
-            "error: unknown link 'cornelis400' (did you mean roce400?)",
+            "error: --fabric 'cornelis400' is not a known link (did you mean roce400? see 'ibcalc "
+            "allreduce --help')",
         ),
         # a word of a link of another kind is that link ('--fabric mi250x' had been told no link
         # was close), and a link of another kind that begins with the name comes first
@@ -1098,15 +1116,18 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
         # tcpxo: review BW)
         (
             ["allreduce", "--size", "1GB", "--fabric", "mi250x"],
-            "error: unknown link 'mi250x' (did you mean xgmi-mi250x, xgmi-mi350x, xgmi-mi325x?)",
+            "error: --fabric 'mi250x' is not a known link (did you mean xgmi-mi250x, xgmi-mi350x, "
+            "xgmi-mi325x? see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--fabric", "wan-100"],
-            "error: unknown link 'wan-100' (did you mean wan-100g, efa-100g, ainic-400g?)",
+            "error: --fabric 'wan-100' is not a known link (did you mean wan-100g, efa-100g, "
+            "ainic-400g? see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--fabric", "tpu7x"],
-            "error: unknown link 'tpu7x' (did you mean tpu7x-ici, tcpx, tcpxo?)",
+            "error: --fabric 'tpu7x' is not a known link (did you mean tpu7x-ici, tcpx, tcpxo? "
+            "see 'ibcalc allreduce --help')",
         ),
         (
             [
@@ -1118,29 +1139,33 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
                 "--storage-link",
                 "h100",
             ],
-            "error: unknown link 'h100': h100 names a GPU or system, not a link (system presets "
-            "with it: dgx-h100, azure-nd-h100-v5, h100-pcie-nvl-pair and 7 more presets)",
+            "error: --storage-link 'h100' is not a known link: h100 names a GPU or system, not a "
+            "link (system presets with it: dgx-h100, azure-nd-h100-v5, h100-pcie-nvl-pair and 7 "
+            "more presets; see 'ibcalc checkpoint --help')",
         ),
         # where the role takes it, the link of that GPU is the right suggestion
         (
             ["allreduce", "--size", "1GB", "--intra", "a100"],
-            "error: unknown link 'a100' (did you mean nvlink-a100?)",
+            "error: --intra 'a100' is not a known link (did you mean nvlink-a100? see 'ibcalc "
+            "allreduce --help')",
         ),
         (
             ["links", "show", "h100"],
-            "error: unknown link 'h100' (did you mean nvlink-h100, h100-nvl-bridge, "
-            "nvlink-h100-4gpu?)",
+            "error: name 'h100' is not a known link (did you mean nvlink-h100, h100-nvl-bridge, "
+            "nvlink-h100-4gpu? see 'ibcalc links show --help')",
         ),
         # a slip of another kind's name is still named (then refused for its kind)
         (
             ["gap", "--intra", "ndr4", "--inter", "ndr"],
-            "error: unknown link 'ndr4' (did you mean ndr400, ndr200, xdr?)",
+            "error: --intra 'ndr4' is not a known link (did you mean ndr400, ndr200, xdr? see "
+            "'ibcalc gap --help')",
         ),
         # a link named past a prefix: the link first, once ('ib-ndr400' had offered ib-ndr200
         # first)
         (
             ["allreduce", "--size", "1GB", "--fabric", "ib-ndr400"],
-            "error: unknown link 'ib-ndr400' (did you mean ndr, ib-ndr200, ib-hdr100?)",
+            "error: --fabric 'ib-ndr400' is not a known link (did you mean ndr, ib-ndr200, "
+            "ib-hdr100? see 'ibcalc allreduce --help')",
         ),
     ],
 )

@@ -57,7 +57,7 @@ def test_ndr800_is_not_xdr(builtin_catalogue: Catalogue) -> None:
     assert "xdr800" in str(info.value)
     result = runner.invoke(app, ["allreduce", "-s", "1GB", "--fabric", "ndr800"])
     assert result.exit_code == 2
-    assert "unknown link 'ndr800'" in result.stderr
+    assert "--fabric 'ndr800' is not a known link (did you mean xdr800, ndr400" in result.stderr
 
 
 @pytest.mark.parametrize(

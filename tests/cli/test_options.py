@@ -244,12 +244,14 @@ def test_wan_options_without_sites_are_refused_by_every_command_that_takes_them(
             # a WAN id the catalogue lacks is said first, with the closest names (review DH L9)
             (
                 ["--wan", "wan-100"],
-                "unknown link 'wan-100' (did you mean wan-100g, wan-10g, wan-1g?)",
+                "--wan 'wan-100' is not a known link (did you mean wan-100g, wan-10g, wan-1g? "
+                f"see 'ibcalc {name} --help')",
             ),
             # ... whatever other WAN option comes with it (review DV)
             (
                 ["--wan", "wan-100", "--rtt", "12ms"],
-                "unknown link 'wan-100' (did you mean wan-100g, wan-10g, wan-1g?)",
+                "--wan 'wan-100' is not a known link (did you mean wan-100g, wan-10g, wan-1g? "
+                f"see 'ibcalc {name} --help')",
             ),
             (
                 ["--wan", "wan-100g"],

@@ -207,6 +207,71 @@ def test_an_unknown_name_names_the_option_typed(args: list[str], line: str) -> N
     assert _refusal(args) == line
 
 
+#: Unknown links and systems typed to an option, under the alias typed, or as an argument,
+#: named as the command's help names it: they had said "unknown link 'ndrr' (...)", naming
+#: neither. The kind-mismatch refusal keeps its words; a name typed to two options, or read
+#: from a file, keeps the library's.
+LINKS_AND_SYSTEMS = """\
+$ allreduce --size 1GB --fabric ndrr
+error: --fabric 'ndrr' is not a known link (did you mean ndr, ndr200, xdr? \
+see 'ibcalc allreduce --help')
+$ allreduce --size 1GB --inter=ndrr
+error: --inter 'ndrr' is not a known link (did you mean ndr, ndr200, xdr? \
+see 'ibcalc allreduce --help')
+$ allreduce --size 1GB --system dgx-h10
+error: --system 'dgx-h10' is not a known system (did you mean dgx-h100, dgx-h200, dgx-a100? \
+see 'ibcalc allreduce --help')
+$ allreduce --size 1GB --intra nvlnk4
+error: --intra 'nvlnk4' is not a known link (did you mean nvlink4, nvlink5, nvlink3? \
+see 'ibcalc allreduce --help')
+$ allreduce --size 1GB --sites 2 --wan wan10gb
+error: --wan 'wan10gb' is not a known link (did you mean wan10g, wan100g, wan1g? \
+see 'ibcalc allreduce --help')
+$ allreduce --size 1GB --host-pcie pcie9
+error: --host-pcie 'pcie9' is not a known link (did you mean pcie7, pcie6, pcie5? \
+see 'ibcalc allreduce --help')
+$ checkpoint --model llama3-8b --storage aws-s3 --storage-link ndrr
+error: --storage-link 'ndrr' is not a known link (did you mean ndr, ndr200, xdr? \
+see 'ibcalc checkpoint --help')
+$ allreduce --size 1GB --fabric dgx-h100
+error: --fabric 'dgx-h100' is not a known link: dgx-h100 is a system preset, not a link \
+(see 'ibcalc allreduce --help')
+$ links show ndrr
+error: name 'ndrr' is not a known link (did you mean ndr, ndr200, xdr? \
+see 'ibcalc links show --help')
+$ links --format json show ndrr
+error: name 'ndrr' is not a known link (did you mean ndr, ndr200, xdr? \
+see 'ibcalc links show --help')
+$ systems show dgx-h10
+error: name 'dgx-h10' is not a known system (did you mean dgx-h100, dgx-h200, dgx-a100? \
+see 'ibcalc systems show --help')
+$ storage show aws-s4
+error: name 'aws-s4' is not a known storage (did you mean aws-s3? \
+see 'ibcalc storage show --help')
+$ allreduce --size 1GB --fabric nvlink4
+error: --fabric 'nvlink4' is a scale-up link; use a scale-out link \
+(see 'ibcalc allreduce --help')
+$ allreduce --size 1GB --fabric ndrr --intra ndrr
+error: unknown link 'ndrr' (did you mean ndr, ndr200, xdr?)
+"""
+
+
+@pytest.mark.parametrize(("args", "line"), _session(LINKS_AND_SYSTEMS))
+def test_an_unknown_link_or_system_names_the_option_or_argument(args: list[str], line: str) -> None:
+    assert _refusal(args) == line
+
+
+def test_an_unknown_link_in_a_design_file_keeps_its_place(tmp_path: Path) -> None:
+    design = Path(__file__).resolve().parents[2] / "examples" / "dgx-h100-superpod-su-ndr.yaml"
+    text = design.read_text(encoding="utf-8")
+    assert "  link: ndr\n" in text
+    path = tmp_path / "ndrr.yaml"
+    path.write_text(text.replace("  link: ndr\n", "  link: ndrr\n"), encoding="utf-8")
+    assert _refusal(["design", "show", str(path)]) == (
+        f"error: {path}:13:3: fabric.link: unknown link 'ndrr' (did you mean ndr, ndr200, xdr?)\n"
+    )
+
+
 #: An option of another command typed to this one: difflib's guess had been an unrelated
 #: option of this one ('train --prompt': "did you mean --recompute?").
 SIBLINGS = """\

@@ -32,7 +32,10 @@ def test_readme_error_examples_match_the_tool(capsys: object) -> None:
     from ibcalc.cli import main
 
     for args, expected in (
-        (["allreduce", "--size", "1e9", "--fabric", "ndrr"], "error: unknown link 'ndrr'"),
+        (
+            ["allreduce", "--size", "1e9", "--fabric", "ndrr"],
+            "error: --fabric 'ndrr' is not a known link",
+        ),
         (["allreduce", "--size", "10Gb", "--fabric", "ndr"], "write 10GB for bytes"),
     ):
         with pytest.raises(SystemExit) as exit_info:

@@ -1300,7 +1300,7 @@ CASES: list[Case] = [
         "ndr800-is-not-xdr",
         "allreduce -s 1GB --fabric ndr800",
         2,
-        "unknown link 'ndr800' (did you mean xdr800, ndr400",
+        "--fabric 'ndr800' is not a known link (did you mean xdr800, ndr400",
         "ndr800 does not silently mean 800G XDR",
     ),
     C(

@@ -216,6 +216,9 @@ class LazyGroup(typer.core.TyperGroup):
         #: the text typed for each option given a value, by long name (parse_args), which the
         #: refusals of the library quote (invoke)
         self._values: dict[str, str] = {}
+        #: the text typed for each argument that takes one value, by the name its help gives
+        #: it (parse_args), which the refusals of an unknown name name (invoke)
+        self._arguments: dict[str, str] = {}
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)
@@ -240,6 +243,7 @@ class LazyGroup(typer.core.TyperGroup):
             options = self._options = _long_names(self.commands[name])
             self._aliases = _aliases_typed(self.commands[name], rest)
             self._values = typed_values(self.commands[name], rest)
+            self._arguments = typed_arguments(self.commands[name], rest)
             try:
                 refuse_unplain_numbers(rest, options)
                 refuse_repeated_options(self.commands[name], args[args.index(name) + 1 :])
@@ -259,7 +263,13 @@ class LazyGroup(typer.core.TyperGroup):
                 return super().invoke(ctx)
             assert name is not None
             # the command's own refusals of its options' values get its --help hint
-            with running(f"{ctx.command_path} {name}", self._options, self._aliases, self._values):
+            with running(
+                f"{ctx.command_path} {name}",
+                self._options,
+                self._aliases,
+                self._values,
+                self._arguments,
+            ):
                 return super().invoke(ctx)
         except typer.TyperException as exc:
             # the toolkit raises a value missing after an option ('allreduce -s') from the
@@ -434,12 +444,9 @@ def refuse_repeated_options(command: Any, args: Sequence[str]) -> None:
         raise CliUsageError(f"{first} and {name} are one option, given twice: give it once")
 
 
-def typed_values(command: Any, args: Sequence[str]) -> dict[str, str]:
-    """The text typed in ``args`` for each option of ``command`` (or of the group's command
-    named) that takes a value, by the option's long name: ``--part-size 1MB`` is ``{"--part-size":
-    "1MB"}``, as are ``--part-size=1MB`` and a short option's attached value (``-s1GB``)."""
-    said, _ = _spellings(command)
-    takes = {
+def _value_spellings(command: Any) -> set[str]:
+    """The spellings of ``command``'s options that take a value (not a flag, not a count)."""
+    return {
         spelling
         for param in command.params
         if getattr(param, "param_type_name", "") == "option"
@@ -447,6 +454,43 @@ def typed_values(command: Any, args: Sequence[str]) -> dict[str, str]:
         and not getattr(param, "count", False)
         for spelling in param.opts
     }
+
+
+def typed_arguments(command: Any, args: Sequence[str]) -> dict[str, str]:
+    """The text typed in ``args`` for each argument of ``command`` (or of the group's command
+    named) that takes one value, by the name its help gives it (its metavar, else its name):
+    ``links show ndrr`` is ``{"name": "ndrr"}``. Arguments after one that takes several
+    (``check FILE...``) are not read."""
+    takes = _value_spellings(command)
+    subcommands = getattr(command, "commands", None) or {}
+    positional: list[str] = []
+    pending = ended = False
+    for i, arg in enumerate(args):
+        if pending:
+            pending = False
+        elif ended or arg == "-" or not arg.startswith("-"):
+            if not ended and not positional and arg in subcommands:
+                return typed_arguments(subcommands[arg], args[i + 1 :])
+            positional.append(arg)
+        elif arg == "--":
+            ended = True
+        else:
+            pending = arg in takes
+    typed: dict[str, str] = {}
+    arguments = [p for p in command.params if getattr(p, "param_type_name", "") == "argument"]
+    for param, arg in zip(arguments, positional, strict=False):
+        if param.nargs != 1:
+            break
+        typed[param.metavar or param.name] = arg
+    return typed
+
+
+def typed_values(command: Any, args: Sequence[str]) -> dict[str, str]:
+    """The text typed in ``args`` for each option of ``command`` (or of the group's command
+    named) that takes a value, by the option's long name: ``--part-size 1MB`` is ``{"--part-size":
+    "1MB"}``, as are ``--part-size=1MB`` and a short option's attached value (``-s1GB``)."""
+    said, _ = _spellings(command)
+    takes = _value_spellings(command)
     subcommands = getattr(command, "commands", None) or {}
     typed: dict[str, str] = {}
     pending: str | None = None

@@ -187,13 +187,15 @@ class CliUsageError(IbcalcError):
 
 class _Running(NamedTuple):
     """The command running: its path (``ibcalc sweep``), its options' spellings, the aliases
-    typed for them by the option's first long name (``{"--inter": "--fabric"}``), and the text
-    typed for each option given a value, by long name (``{"--part-size": "1MB"}``)."""
+    typed for them by the option's first long name (``{"--inter": "--fabric"}``), the text
+    typed for each option given a value, by long name (``{"--part-size": "1MB"}``), and for
+    each argument, by the name its help gives it (``{"name": "ndrr"}``)."""
 
     path: str
     options: frozenset[str]
     aliases: Mapping[str, str]
     values: Mapping[str, str]
+    arguments: Mapping[str, str]
 
 
 #: Set by the root group while a command runs (:func:`running`), read by :func:`_fail`,
@@ -207,14 +209,23 @@ def running(
     options: Collection[str],
     aliases: Mapping[str, str] | None = None,
     values: Mapping[str, str] | None = None,
+    arguments: Mapping[str, str] | None = None,
 ) -> Iterator[None]:
     """While the command ``path`` (``ibcalc sweep``), whose options are spelled ``options``,
     runs: a refusal of one of their values gets its ``--help`` hint (:func:`with_help_hint`),
     a field is named by the alias typed for its option (``aliases``: ``--inter`` ->
     ``--fabric``), and the library's refusal of a field quotes the option's value as typed
-    (``values``, long name -> text: :func:`_field_line`)."""
+    (``values``, long name -> text: :func:`_field_line`); an unknown name given to an option
+    or an argument (``arguments``, the name its help gives it -> text) is refused naming it
+    (:func:`_named_unknown`)."""
     token = _RUNNING.set(
-        _Running(path, frozenset(options), dict(aliases or {}), dict(values or {}))
+        _Running(
+            path,
+            frozenset(options),
+            dict(aliases or {}),
+            dict(values or {}),
+            dict(arguments or {}),
+        )
     )
     try:
         yield
@@ -286,28 +297,36 @@ _UNKNOWN = lazy_pattern(
 )
 
 
-#: The names whose refusal begins with the option typed; links and systems (`--fabric ndrr`)
-#: keep "unknown link 'ndrr'" for now, the words the README and its tests show.
-_NAMED_UNKNOWNS = frozenset({"dtype", "kind", "model", "storage"})
+#: The names whose refusal begins with the option (or argument) typed.
+_NAMED_UNKNOWNS = frozenset({"dtype", "kind", "link", "model", "storage", "system"})
 
 
 def _named_unknown(line: str) -> str:
     """``line``, the library's refusal of an unknown name (``unknown dtype 'int' (did you mean
-    int32?)``), begun with the one option the name was typed to, as the option's alias typed:
-    ``--dtype 'int' is not a known dtype (did you mean int32?)``, so that
-    :func:`with_help_hint` gives it the command's hint, as ``--proto 'x' is not one of ...``
-    has; it had named no option. As it is where no one option was given that text (a name
-    in a file, the same name given to two options)."""
+    int32?)``), begun with the one option the name was typed to, as the option's alias typed,
+    and with the command's hint: ``--dtype 'int' is not a known dtype (did you mean int32? see
+    'ibcalc allreduce --help')``, as ``--proto 'x' is not one of ...`` has; it had named no
+    option. A name typed as an argument is named as the command's help names that argument:
+    ``name 'ndrr' is not a known link (... see 'ibcalc links show --help')``. As it is where
+    no one option or argument was given that text (a name in a file, the same name given
+    twice)."""
     command = _RUNNING.get()
     match = _UNKNOWN().fullmatch(line)
     if command is None or match is None or match["what"] not in _NAMED_UNKNOWNS:
         return line
     name = match["name"]
-    flags = [flag for flag, typed in command.values.items() if shown(typed) == name]
-    if len(flags) != 1:
+    said = [
+        command.aliases.get(flag, flag)
+        for flag, typed in command.values.items()
+        if shown(typed) == name
+    ]
+    said += [label for label, typed in command.arguments.items() if shown(typed) == name]
+    if len(said) != 1:
         return line
-    said = command.aliases.get(flags[0], flags[0])
-    return f"{said} {name} is not a known {match['what']}{match['rest']}"
+    return with_aside(
+        f"{said[0]} {name} is not a known {match['what']}{match['rest']}",
+        f" (see '{command.path} --help')",
+    )
 
 
 def with_help_hint(line: str, path: str, options: Collection[str]) -> str:
