@@ -248,6 +248,12 @@ see 'ibcalc systems show --help')
 $ storage show aws-s4
 error: name 'aws-s4' is not a known storage (did you mean aws-s3? \
 see 'ibcalc storage show --help')
+$ sweep allreduce --fabric ndr,ndrr
+error: --fabric 'ndrr' is not a known link (did you mean ndr, ndr200, xdr? \
+see 'ibcalc sweep --help')
+$ sweep allreduce --inter 'ndr, ndrr,'
+error: --inter 'ndrr' is not a known link (did you mean ndr, ndr200, xdr? \
+see 'ibcalc sweep --help')
 $ allreduce --size 1GB --fabric nvlink4
 error: --fabric 'nvlink4' is a scale-up link; use a scale-out link \
 (see 'ibcalc allreduce --help')

@@ -307,20 +307,24 @@ def _named_unknown(line: str) -> str:
     and with the command's hint: ``--dtype 'int' is not a known dtype (did you mean int32? see
     'ibcalc allreduce --help')``, as ``--proto 'x' is not one of ...`` has; it had named no
     option. A name typed as an argument is named as the command's help names that argument:
-    ``name 'ndrr' is not a known link (... see 'ibcalc links show --help')``. As it is where
-    no one option or argument was given that text (a name in a file, the same name given
-    twice)."""
+    ``name 'ndrr' is not a known link (... see 'ibcalc links show --help')``. A name of a
+    comma list typed to one option (``sweep allreduce --fabric ndr,ndrr``) is named so too,
+    where nothing was typed as the whole name. As it is where no one option or argument was
+    given that text (a name in a file, the same name given twice)."""
     command = _RUNNING.get()
     match = _UNKNOWN().fullmatch(line)
     if command is None or match is None or match["what"] not in _NAMED_UNKNOWNS:
         return line
     name = match["name"]
-    said = [
-        command.aliases.get(flag, flag)
-        for flag, typed in command.values.items()
-        if shown(typed) == name
-    ]
-    said += [label for label, typed in command.arguments.items() if shown(typed) == name]
+    typed = [(command.aliases.get(flag, flag), text) for flag, text in command.values.items()]
+    typed += command.arguments.items()
+    said = [label for label, text in typed if shown(text) == name]
+    if not said:
+        said = [
+            label
+            for label, text in typed
+            if "," in text and name in (shown(item.strip()) for item in text.split(","))
+        ]
     if len(said) != 1:
         return line
     return with_aside(
