@@ -597,7 +597,11 @@ def test_gpus_per_process_from_the_log_and_from_an_agreeing_flag() -> None:
 def test_collective_flag() -> None:
     code, _, err = run("nccl-check", str(HEALTHY), "--collective", "bogus")
     assert code == 2
-    assert "unknown collective" in err
+    assert err == (
+        "error: --collective 'bogus' is not a known collective (known: allreduce, "
+        "reducescatter, allgather, broadcast, reduce, alltoall, sendrecv; "
+        "see 'ibcalc nccl-check --help')\n"
+    )
 
 
 def test_collective_flag_names_the_log_s_collective_once() -> None:
@@ -1787,7 +1791,10 @@ def test_calibrate_takes_the_collective_a_log_does_not_say() -> None:
     # a collective ibcalc does not know is refused before any log is read
     code, _, err = run("calibrate", log, "--collective", "scatter")
     assert code == 2
-    assert err.startswith("error: unknown collective 'scatter'")
+    assert err.startswith(
+        "error: --collective 'scatter' is not a known collective (did you mean reducescatter, "
+        "allgather? see 'ibcalc calibrate --help')"
+    )
 
 
 def test_log_commands_say_where_gpus_per_process_comes_from() -> None:

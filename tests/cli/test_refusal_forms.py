@@ -207,9 +207,9 @@ def test_an_unknown_name_names_the_option_typed(args: list[str], line: str) -> N
     assert _refusal(args) == line
 
 
-#: Unknown links and systems typed to an option, under the alias typed, or as an argument,
-#: named as the command's help names it: they had said "unknown link 'ndrr' (...)", naming
-#: neither. The kind-mismatch refusal keeps its words; a name typed to two options, or read
+#: Unknown links, systems and collectives typed to an option, under the alias typed, or as an
+#: argument, named as the command's help names it: they had said "unknown link 'ndrr' (...)",
+#: naming neither. The kind-mismatch refusal keeps its words; a name typed to two options, or read
 #: from a file, keeps the library's.
 LINKS_AND_SYSTEMS = """\
 $ allreduce --size 1GB --fabric ndrr
@@ -259,6 +259,12 @@ error: --fabric 'nvlink4' is a scale-up link; use a scale-out link \
 (see 'ibcalc allreduce --help')
 $ allreduce --size 1GB --fabric ndrr --intra ndrr
 error: unknown link 'ndrr' (did you mean ndr, ndr200, xdr?)
+$ sweep allreducee -N 2 --fabric ndr
+error: collective 'allreducee' is not a known collective (did you mean allreduce, reduce? \
+see 'ibcalc sweep --help')
+$ calibrate x.txt --collective scatter
+error: --collective 'scatter' is not a known collective (did you mean reducescatter, \
+allgather? see 'ibcalc calibrate --help')
 """
 
 

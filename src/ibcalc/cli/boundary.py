@@ -298,7 +298,7 @@ _UNKNOWN = lazy_pattern(
 
 
 #: The names whose refusal begins with the option (or argument) typed.
-_NAMED_UNKNOWNS = frozenset({"dtype", "kind", "link", "model", "storage", "system"})
+_NAMED_UNKNOWNS = frozenset({"collective", "dtype", "kind", "link", "model", "storage", "system"})
 
 
 def _named_unknown(line: str) -> str:
