@@ -573,10 +573,19 @@ _FRAMEWORK_OPTIONS = {
 }
 
 
+def _params(exc: typer.TyperException) -> list[object]:
+    """The parameters of the command of a usage error (none where it has no command)."""
+    return list(getattr(getattr(getattr(exc, "ctx", None), "command", None), "params", []))
+
+
+def _spellings(param: object) -> tuple[str, ...]:
+    """Every name an option is spelt by: its names and its secondary (``--no-``) ones."""
+    return (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ()))
+
+
 def _command_options(exc: typer.TyperException) -> set[str]:
     """The option names (``--tp``, ``-o``) of the command of a usage error."""
-    params = getattr(getattr(getattr(exc, "ctx", None), "command", None), "params", [])
-    return {opt for param in params for opt in getattr(param, "opts", ())}
+    return {opt for param in _params(exc) for opt in getattr(param, "opts", ())}
 
 
 #: Most options a short form is offered (``--cross`` offers the three --cross-leaf options).
@@ -591,12 +600,11 @@ def _short_forms(exc: typer.TyperException, option: str) -> list[str]:
     in the plural counting for the singular (``--gpus``: ``--gpu-memory``); else one whose
     words begin with the letters typed (``--gpn``: ``--gpus-per-node``). None where more than
     :data:`_MOST_SHORT_FORMS` would be (``--no``), or none is."""
-    params = getattr(getattr(getattr(exc, "ctx", None), "command", None), "params", [])
     names = [
         name
-        for param in params
+        for param in _params(exc)
         if not getattr(param, "hidden", False)
-        for name in (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ()))
+        for name in _spellings(param)
     ]
     if not option.startswith("--"):
         return [name for name in names if name == option.swapcase() and len(name) == 2]
@@ -655,10 +663,7 @@ def _sibling_commands(exc: typer.TyperException, option: str) -> list[str]:
         for other in commands
         if other != name
         and not getattr(commands[other], "hidden", False)
-        and any(
-            option in (*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ()))
-            for param in getattr(commands[other], "params", [])
-        )
+        and any(option in _spellings(param) for param in getattr(commands[other], "params", []))
     ]
 
 
@@ -686,8 +691,7 @@ def _format_choice(exc: typer.TyperException, option: object) -> str | None:
     ``--csv``), else None."""
     if not isinstance(option, str) or not option.startswith("--"):
         return None
-    params = getattr(getattr(getattr(exc, "ctx", None), "command", None), "params", [])
-    for param in params:
+    for param in _params(exc):
         if "--format" in getattr(param, "opts", ()):
             # the option's annotation: an enum of the formats (OutputFormat, SweepFormat)
             kind = getattr(getattr(param, "type_descriptor", None), "annotation", None)
