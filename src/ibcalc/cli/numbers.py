@@ -23,6 +23,7 @@ converted, in the same words for every option. A size, time or rate option, read
 
 from __future__ import annotations
 
+import decimal
 import math
 import re
 from collections.abc import Callable
@@ -112,25 +113,21 @@ def _within(value: Number, low: Number | None, high: Number | None) -> bool:
 def _with_power(raw: str) -> tuple[str, str] | None:
     """The sign and digits of the whole number ``raw`` writes with an exponent (``1e3``:
     ``("", "1000")``, ``2.50e1``: 25); None where it writes none (``1.5e0``, ``1e-3``, ``e3``).
-    A power past :data:`_MAX_DIGITS` (``1e999999``) gives one digit more than any count takes,
-    so that it is out of range, or too long, as the digits it stands for would be."""
+    Read exactly, as a decimal; a number of more digits than :data:`_MAX_DIGITS`
+    (``1e999999``) gives one digit more than any count takes, so that it is out of range, or
+    too long, as the digits it stands for would be (and is never written out)."""
     match = _POWER().fullmatch(raw)
     if match is None or not (match["int"] or match["frac"]):
         return None
-    sign, power = match["sign"], match["power"]
-    mantissa = (match["int"] + (match["frac"] or "")).lstrip("0")
-    if not mantissa:
+    sign = match["sign"]
+    value = decimal.Decimal(raw.strip()).copy_abs()  # exact: no context rounds it
+    if not value:
         return sign, "0"
-    if len(power.lstrip("+-").lstrip("0")) > len(str(_MAX_DIGITS)):
-        # a power of more digits than a count's length has (int() reads 4,300 digits at most)
-        return None if power.startswith("-") else (sign, "1" + "0" * _MAX_DIGITS)
-    shift = int(power) - len(match["frac"] or "")
-    if shift < 0:  # the point moves left: whole only if the digits it passes are zeros
-        kept, dropped = mantissa[:shift], mantissa[shift:]
-        return (sign, kept) if kept and not dropped.strip("0") else None
-    if len(mantissa) + shift > _MAX_DIGITS:
+    if value.adjusted() >= _MAX_DIGITS:
         return sign, "1" + "0" * _MAX_DIGITS
-    return sign, mantissa + "0" * shift
+    if value.adjusted() < 0 or value != value.to_integral_value():
+        return None
+    return sign, str(int(value))
 
 
 def _example(low: int | None, high: int | None) -> int:
