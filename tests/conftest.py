@@ -224,6 +224,25 @@ def pair_sendrecv_s(catalogue: Catalogue, intra: str, size_bytes: float) -> floa
     return estimate(catalogue, spec, Collective.SEND_RECV, size_bytes, dtype="bf16").time_s
 
 
+def tp_whatif_by_hand_s(size_bytes: float, tp: int) -> tuple[float, float]:
+    """The gap command's TP what-if worked by hand: an all-reduce of ``size_bytes`` over ``tp``
+    H100s inside one nvlink4 node, and over ``tp`` one-GPU nodes of one NDR NIC each (seconds,
+    inside and across). Constants: data/links.yaml (nvlink4 450 GB/s, nvls_efficiency 0.686; ndr
+    400 Gb/s = 50 GB/s, efficiency 0.975) and data/cost_params.yaml (NCCL 2.30.7's tuner rows)."""
+    us = 1e-6
+    # inside: NVLS moves S (m+1)/m per GPU at 450 GB/s x 0.686, after one NVLink NVLS hop of
+    # 25 us (hop_latency nvlink nvls Simple; NVLS base latency 0) (docs/model.md, NVLS)
+    inside = 25.0 * us + size_bytes * (tp + 1) / tp / (450 * GB * 0.686)
+    # across: a ring/Simple over n = tp ranks moves 2 (n-1)/n x S per rank at 50 GB/s x 0.975;
+    # its latency is the Simple ring base 8.4 us + 2 (n-1) network steps of 14 us (the NET Tree
+    # row, one GPU per node), x 1.4 (ring_plateau_factor), + 2 channels x 0.6 us of proxy
+    # start-up (calibrated proxy_op_latency: one NIC per node runs 2 channels)
+    n = tp
+    latency = (8.4 + 2 * (n - 1) * 14.0) * 1.4 * us + 2 * 0.6 * us
+    across = latency + 2 * (n - 1) / n * size_bytes / (50 * GB * 0.975)
+    return inside, across
+
+
 def main_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     """Run ``ibcalc ARGS`` through the console entry point, which must refuse them: exit 2,
     nothing on stdout, stderr starting with ``error:``. Returns stderr (one line per problem)."""

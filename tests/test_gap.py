@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conftest import tp_whatif_by_hand_s
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import app, main
@@ -394,13 +395,17 @@ def test_tp_whatif_places_the_same_bytes(cat: Catalogue) -> None:
     assert (whatif.inside.nodes, whatif.inside.gpus_per_node) == (1, 4)
     assert (whatif.across.nodes, whatif.across.gpus_per_node) == (4, 1)
     assert whatif.inside.size_bytes == whatif.across.size_bytes == whatif.size_bytes
-    # By hand, bandwidth terms only (latencies are under 10% at 64 MB): NVLS on 4 GPUs,
-    # 64e6 x 5/4 / (450 GB/s x nvls_efficiency); a ring over 4 one-GPU nodes, 2 x 3/4 x 64e6 /
-    # (50 GB/s x 0.975): 0.259 ms vs 1.97 ms, 7.6x.
-    nvls_Bps = NVLINK4_PER_GPU * _nvls_efficiency(cat, "nvlink4")
-    by_hand = (2 * 3 / 4 * 64e6 / _achievable(cat, "ndr")) / (64e6 * 5 / 4 / nvls_Bps)
-    assert by_hand == pytest.approx(7.6, abs=0.05)
-    assert whatif.slowdown == pytest.approx(by_hand, rel=0.1)
+    # By hand (tp_whatif_by_hand_s): NVLS on 4 GPUs, 25 us + 64e6 x 5/4 / (450 GB/s x 0.686)
+    # = 284.15 us; a ring over 4 one-GPU nodes, (8.4 + 6 x 14) x 1.4 + 1.2 = 130.56 us +
+    # 2 x 3/4 x 64e6 / (50 GB/s x 0.975) = 2099.79 us: 7.39x (bandwidth terms alone said 7.6x)
+    inside, across = tp_whatif_by_hand_s(64e6, 4)
+    assert (inside * 1e6, across * 1e6) == (
+        pytest.approx(284.1513, rel=1e-6),
+        pytest.approx(2099.7908, rel=1e-6),
+    )
+    assert whatif.inside.time_s == pytest.approx(inside, rel=1e-9)
+    assert whatif.across.time_s == pytest.approx(across, rel=1e-9)
+    assert whatif.slowdown == pytest.approx(across / inside, rel=1e-9)
     # More NICs per one-GPU node can only help.
     more = tp_whatif(cat, "nvlink4", "ndr", 4, 64e6, nics_per_node=2)
     assert more.across.time_s <= whatif.across.time_s
@@ -673,10 +678,12 @@ def test_cli_gap_one_pairing_json() -> None:
     assert set(data) >= GAP_KEYS
     assert data["ratio_line"] == pytest.approx(9.0)
     assert data["tp"]["tp"] == 8
-    # the default 64 MB over 8 GPUs, by hand: NVLS 64e6 x 9/8 / (450 GB/s x 0.686) = 0.233 ms
-    # inside, a ring 2 x 7/8 x 64e6 / (50 GB/s x 0.975) = 2.30 ms across: 9.85x, latencies
-    # (tens of us) within 10%
-    assert data["tp"]["slowdown"] == pytest.approx(9.85, rel=0.1)
+    # the default 64 MB over 8 GPUs, by hand (tp_whatif_by_hand_s): NVLS 25 us + 64e6 x 9/8 /
+    # (450 GB/s x 0.686) = 258.24 us inside; a ring (8.4 + 14 x 14) x 1.4 + 1.2 = 287.36 us +
+    # 2 x 7/8 x 64e6 / (50 GB/s x 0.975) = 2584.80 us across: 10.01x
+    inside, across = tp_whatif_by_hand_s(64e6, 8)
+    assert data["tp"]["slowdown"] == pytest.approx(across / inside, rel=1e-9)
+    assert data["tp"]["slowdown"] == pytest.approx(10.0094, rel=1e-5)
     assert any("--tp-size" in note for note in data["tp"]["assumptions"])
 
 

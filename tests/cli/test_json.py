@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import tp_whatif_by_hand_s
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue, LinkKind
 from ibcalc.cluster.spec import ClusterSpec
@@ -98,10 +99,14 @@ def test_gap_report_one_pairing_with_default_tp_size(cat: Catalogue) -> None:
     data = report.tp.model_dump(mode="json")
     assert data["inside"]["link"] == "nvlink4"
     assert data["across"]["link"] == "ndr"
-    # by hand, the default 64 MB over 8 GPUs: NVLS 64e6 x 9/8 / (450 GB/s x 0.686) = 0.233 ms
-    # inside, a ring 2 x 7/8 x 64e6 / (50 GB/s x 0.94) = 2.38 ms across: 10.2x (latencies of
-    # tens of us within 10%)
-    assert data["slowdown"] == pytest.approx(10.2, rel=0.1)
+    # by hand (tp_whatif_by_hand_s), the default 64 MB over 8 GPUs: 258.24 us inside (NVLS),
+    # 2584.80 us across (a ring over 8 one-GPU nodes): 10.01x
+    inside, across = tp_whatif_by_hand_s(64e6, 8)
+    assert (data["inside"]["time_s"], data["across"]["time_s"]) == (
+        pytest.approx(inside, rel=1e-9),
+        pytest.approx(across, rel=1e-9),
+    )
+    assert data["slowdown"] == pytest.approx(across / inside, rel=1e-9)
 
 
 def test_gap_report_table_filters_and_refuses_one_pairing_options(cat: Catalogue) -> None:
