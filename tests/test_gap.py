@@ -508,10 +508,12 @@ def test_a_domain_larger_than_a_node_is_compared_whole(cat: Catalogue) -> None:
         1e9,
     )
     assert result.inside.time_s == pytest.approx(engine.time_s)
-    # By hand (bandwidth term; NVLS latency is about 1% here): NVLS moves S (m+1)/m per GPU at
-    # 900 GB/s x nvls_efficiency: 1e9 x 73/72 / (900 GB/s x 0.604) = 1.86 ms.
-    nvls_Bps = 900 * GB * _nvls_efficiency(cat, "nvlink5")
-    assert result.inside.time_s == pytest.approx(1e9 * 73 / 72 / nvls_Bps, rel=0.03)
+    # By hand: NVLS moves S (m+1)/m per GPU at 900 GB/s x nvls_efficiency 0.604 (data/links.yaml
+    # nvlink5) after one NVLink NVLS hop of 25 us (data/cost_params.yaml hop_latency; NVLS base
+    # 0): 25 us + 1e9 x 73/72 / (543.6 GB/s) = 25 + 1865.14 = 1890.14 us
+    by_hand = 25e-6 + 1e9 * 73 / 72 / (900 * GB * 0.604)
+    assert by_hand * 1e6 == pytest.approx(1890.1378, rel=1e-6)
+    assert result.inside.time_s == pytest.approx(by_hand, rel=1e-9)
     assert any("domain of 72 GPUs (18 nodes of 4)" in note for note in result.assumptions)
     # Its tensor-parallel what-if of 8 GPUs spans two trays of the domain
     whatif = tp_whatif(
