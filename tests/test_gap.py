@@ -27,6 +27,7 @@ from ibcalc.errors import ClusterError, UnknownNameError
 from ibcalc.facade import estimate
 from ibcalc.gap import (
     GapResult,
+    TpWhatIf,
     common_pairings,
     gap,
     gap_for_system,
@@ -79,15 +80,21 @@ def cat() -> Catalogue:
     return load_catalogue(use_env=False)
 
 
-def _nvls_efficiency(cat: Catalogue, name: str) -> float:
-    efficiency = find_link(cat, name).nvls_efficiency
-    assert efficiency is not None
-    return efficiency
-
-
 def _achievable(cat: Catalogue, name: str) -> float:
     link = find_link(cat, name)
     return link.per_direction_Bps * link.efficiency
+
+
+def _priced_by_hand(
+    result: GapResult | TpWhatIf, size_bytes: float, tp: int
+) -> tuple[float, float]:
+    """Assert ``result``'s inside, across and slowdown are tp_whatif_by_hand_s's (an nvlink4
+    node against one-GPU NDR nodes); return its inside and across seconds."""
+    inside, across = tp_whatif_by_hand_s(size_bytes, tp)
+    assert result.inside.time_s == pytest.approx(inside, rel=1e-9)
+    assert result.across.time_s == pytest.approx(across, rel=1e-9)
+    assert result.slowdown == pytest.approx(across / inside, rel=1e-9)
+    return inside, across
 
 
 # ------------------------------------------------------------------------------ worked by hand
@@ -247,14 +254,15 @@ def test_allreduce_inside_vs_across_comes_from_the_engine(cat: Catalogue) -> Non
     assert (result.across.nodes, result.across.gpus_per_node) == (8, 1)
     assert result.inside.time_s == pytest.approx(inside.time_s)
     assert result.across.time_s == pytest.approx(across.time_s)
-    # Worked by hand from the bandwidth terms (docs/model.md#nvls, docs/model.md#ring), latencies
-    # (tens of us) being under 1% of these times: inside, NVLS moves S (m+1)/m per GPU at the NVLS
-    # bandwidth (line rate x nvls_efficiency): 1e9 x 9/8 / (450 GB/s x 0.686) = 3.64 ms; across,
-    # a ring moves 2 (n-1)/n x S through each NIC: 2 x 7/8 x 1e9 / (50 GB/s x 0.975) = 35.9 ms.
-    nvls_Bps = NVLINK4_PER_GPU * _nvls_efficiency(cat, "nvlink4")
-    by_hand = (2 * 7 / 8 * 1e9 / _achievable(cat, "ndr")) / (1e9 * 9 / 8 / nvls_Bps)
-    assert by_hand == pytest.approx(9.85, abs=0.05)
-    assert result.slowdown == pytest.approx(by_hand, rel=0.01)
+    # Worked by hand (docs/model.md#nvls, docs/model.md#ring; tp_whatif_by_hand_s): inside, NVLS
+    # moves S (m+1)/m per GPU at the NVLS bandwidth (line rate x nvls_efficiency) after a 25 us
+    # hop: 25 us + 1e9 x 9/8 / (450 GB/s x 0.686) = 3.669 ms; across, a ring moves 2 (n-1)/n x S
+    # through each NIC, 2 x 7/8 x 1e9 / (50 GB/s x 0.975) = 35.897 ms, + 287.36 us of latency
+    inside_s, across_s = _priced_by_hand(result, 1e9, 8)
+    assert (inside_s * 1e3, across_s * 1e3) == (
+        pytest.approx(3.6693, rel=1e-4),
+        pytest.approx(36.1847, rel=1e-4),
+    )
     # Across nodes the ring cannot beat the NIC: t >= 2(n-1)/n x S / B_nic,achievable.
     floor = 2 * 7 / 8 * 1e9 / _achievable(cat, "ndr")
     assert result.across.time_s >= floor * (1 - 1e-9)
@@ -398,14 +406,11 @@ def test_tp_whatif_places_the_same_bytes(cat: Catalogue) -> None:
     # By hand (tp_whatif_by_hand_s): NVLS on 4 GPUs, 25 us + 64e6 x 5/4 / (450 GB/s x 0.686)
     # = 284.15 us; a ring over 4 one-GPU nodes, (8.4 + 6 x 14) x 1.4 + 1.2 = 130.56 us +
     # 2 x 3/4 x 64e6 / (50 GB/s x 0.975) = 2099.79 us: 7.39x (bandwidth terms alone said 7.6x)
-    inside, across = tp_whatif_by_hand_s(64e6, 4)
+    inside, across = _priced_by_hand(whatif, 64e6, 4)
     assert (inside * 1e6, across * 1e6) == (
         pytest.approx(284.1513, rel=1e-6),
         pytest.approx(2099.7908, rel=1e-6),
     )
-    assert whatif.inside.time_s == pytest.approx(inside, rel=1e-9)
-    assert whatif.across.time_s == pytest.approx(across, rel=1e-9)
-    assert whatif.slowdown == pytest.approx(across / inside, rel=1e-9)
     # More NICs per one-GPU node can only help.
     more = tp_whatif(cat, "nvlink4", "ndr", 4, 64e6, nics_per_node=2)
     assert more.across.time_s <= whatif.across.time_s
