@@ -306,7 +306,13 @@ def test_a_verbs_link_with_a_latency_stays_verbs() -> None:
         pytest.approx(14.0e-6 + ramp * 5e-6)
     )
     assert transport_class(plugin) == "plugin"
-    assert ll_network_transfer(plugin, 65536, Protocol.LL, PARAMS) > 0
+    # LL moves min(S, 64 KiB) at 1.2 GB/s across a plugin transport (data/cost_params.yaml:
+    # assumptions.ll_net_saturation 64 KiB, calibrated.ll_net_bandwidth 1.2 GB/s):
+    # 4096 / 1.2e9 = 3.41 us, 65536 / 1.2e9 = 54.61 us, and no more past 64 KiB
+    for size, held in ((4096, 4096), (65536, 65536), (2**20, 65536)):
+        floor = ll_network_transfer(plugin, size, Protocol.LL, PARAMS)
+        assert floor == pytest.approx(held / 1.2e9, rel=1e-12), size
+    assert ll_network_transfer(plugin, 65536, Protocol.SIMPLE, PARAMS) == 0.0
 
 
 def test_the_fill_term_says_which_stages_hold_a_chunk_and_for_how_long() -> None:
