@@ -430,6 +430,22 @@ def test_collective_json_contract(command: str, cluster: str) -> None:
         assert alt["time_s"] > 0
 
 
+def test_allreduce_json_on_one_a100_node_is_worked_by_hand() -> None:
+    """The contract above holds the figures to one another; this holds one estimate's time to
+    its value. 8 A100s on nvlink3 run ring/Simple: 2 x 7/8 x 1e9 B at 300 GB/s x 0.8 = 240 GB/s
+    (data/links.yaml nvlink3) = 7291.67 us, after NCCL's ring/Simple base 8.4 us and 14 NVLink
+    ring/Simple hops of 3.4 us (data/cost_params.yaml base_latency, hop_latency), each x
+    1980/1410 for the A100's clock against Hopper's (clock_scaled_hops, gpu_clock_mhz):
+    8.4 + 66.84 = 75.24 us; 7366.91 us in all, busbw 1e9 / t x 1.75 = 237.55 GB/s."""
+    data = _json("allreduce", "--size", "1GB", *CLUSTERS["a100-1-node"])
+    assert (data["algorithm"], data["protocol"]) == ("ring", "Simple")
+    latency = (8.4 + 14 * 3.4 * 1980 / 1410) * 1e-6
+    by_hand = latency + 2 * 7 / 8 * 1e9 / (300e9 * 0.8)
+    assert by_hand * 1e6 == pytest.approx(7366.91, rel=1e-6)
+    assert data["time_s"] == pytest.approx(by_hand, rel=1e-9)
+    assert data["busbw_GBps"] == pytest.approx(237.548, rel=1e-5)
+
+
 @pytest.mark.parametrize("command", sorted(COLLECTIVES))
 def test_collective_table_output(command: str) -> None:
     out = _ok(command, "--size", "1GB", "--fabric", "ndr")
