@@ -863,8 +863,19 @@ def test_a_group_under_one_leaf_group_is_clear_of_the_taper(builtin_catalogue: C
     )
     runs = [_run(builtin_catalogue, c, tp=2, pp=4, ep=8, model_id="mixtral-8x7b") for c in specs]
     local, whole, flat = (_phase(r, "ep-alltoall") for r in runs)
+    # by hand: 1 x 32768 x top-2 x 4096 x 2 B = 512 MiB a GPU (test_expert_parallel_all_to_all),
+    # an expert group of 8 = 2 nodes x 4 GPUs, run as PXN: each GPU sends (n-m)/n x S = 256 MiB
+    # through its one NDR NIC at 50 GB/s x 0.975 (data/links.yaml), 5506.37 us, after NCCL's
+    # ring/Simple base 8.4 us, a NET Simple hop of 14 us and (N-1) + (m-1) = 4 messages x 3.1 us
+    # (calibrated.per_message_latency): 34.8 us. The whole cluster's taper slows the transfer
+    # by 4 x 208/255, not the latency
+    assert whole.bytes_per_gpu == 1 * 32768 * 2 * 4096 * 2 == 2**29
+    latency = (8.4 + 14.0 + 4 * 3.1) * 1e-6
+    transfer = 2**28 / (50e9 * 0.975)
+    assert (latency + transfer) * 1e6 == pytest.approx(5541.1683, rel=1e-7)
     assert local.time_s == pytest.approx(flat.time_s, rel=1e-9)
-    assert whole.time_s == pytest.approx(4 * 208 / 255 * flat.time_s, rel=0.05)
+    assert flat.time_s == pytest.approx(latency + transfer, rel=1e-9)
+    assert whole.time_s == pytest.approx(latency + 4 * 208 / 255 * transfer, rel=1e-9)
     pp = [_phase(r, "pp-sendrecv").time_s for r in runs[:2]]
     assert pp[0] == pytest.approx(pp[1], rel=1e-9)
     # a leaf group of 3 nodes does not hold whole 2-node groups: the cluster's shares
