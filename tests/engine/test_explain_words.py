@@ -68,11 +68,36 @@ def test_a_wan_bound_transfer_reads_as_one_clause_list(builtin_catalogue: Catalo
 def test_the_channel_share_is_printed_so_that_the_rate_chain_multiplies_out() -> None:
     """One of 8 channels is x 0.125 of the bandwidth, not 'x 0.12' (2 digits), which left the
     stated chain 4 % off the printed rate; one of 16 is x 0.0625, not 'x 0.062'."""
-    from ibcalc.engine.pipeline import trimmed_text
+    from ibcalc.engine.pipeline import ChannelUnit, trimmed_text
 
-    assert trimmed_text(1, 8, 4096).endswith("bandwidth x 0.125)")
-    assert trimmed_text(1, 16, 4096).endswith("bandwidth x 0.0625)")
-    assert trimmed_text(8, 8, 4096) == ""
+    unit = ChannelUnit(512, 8)
+    assert trimmed_text(1, 8, unit).endswith("bandwidth x 0.125)")
+    assert trimmed_text(1, 16, unit).endswith("bandwidth x 0.0625)")
+    assert trimmed_text(8, 8, unit) == ""
+
+
+def test_the_channel_unit_multiplies_out_with_the_rings_rank_factor(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """A ring/LL all-reduce of 8 B on 2 x DGX H100 (16 ranks) gets a channel per 64 KiB: NCCL's
+    512 LL threads x 8 B per thread x 16 ranks (its ring LL threshold is multiplied by the rank
+    count) = 65536 B. The derivation had said 'one per 64 KiB = threads x bytes-per-thread
+    threshold', which multiplies out to 4 KiB; a tree/LL one gets a channel per 512 x 8 B =
+    4 KiB, with no rank factor."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    ring = estimate_on(cluster, Collective.ALL_REDUCE, 8, algorithm="ring", protocol="LL")
+    (transfer,) = [t for t in ring.best.terms if t.name == "transfer"]
+    assert 512 * 8 * 16 == 64 * 1024
+    assert (
+        "gets 1 of the 16 channels (NCCL gives one per 64 KiB = 512 threads x 8 B per thread "
+        "x 16 ranks (the ring's LL threshold is multiplied by the rank count); "
+        "bandwidth x 0.0625)"
+    ) in transfer.detail
+    tree = estimate_on(cluster, Collective.ALL_REDUCE, 8, algorithm="tree", protocol="LL")
+    (transfer,) = [t for t in tree.best.terms if t.name == "transfer"]
+    assert "(NCCL gives one per 4 KiB = 512 threads x 8 B per thread; bandwidth x 0.0625)" in (
+        transfer.detail
+    )
 
 
 def test_the_ring_plateau_is_listed_before_the_terms_it_does_not_scale(

@@ -40,10 +40,12 @@ from ibcalc.engine.types import Protocol, StageTier
 from ibcalc.units import format_size
 
 __all__ = [
+    "ChannelUnit",
     "Fill",
     "Stages",
     "active_channels",
     "channel_rates",
+    "channel_unit",
     "channel_unit_bytes",
     "channels",
     "chunk_plan",
@@ -56,10 +58,26 @@ __all__ = [
 ]
 
 
-def channel_unit_bytes(
+class ChannelUnit(NamedTuple):
+    """What NCCL asks of a collective per channel before giving it that channel: ``threads`` x
+    ``per_thread_bytes``, times ``ranks`` for the ring's LL threshold (1 otherwise); no threads
+    when the model does not trim channels (``pipeline.trim_channels`` 0)."""
+
+    threads: int
+    per_thread_bytes: float
+    ranks: int = 1
+
+    @property
+    def bytes(self) -> float:
+        """The bytes per channel (0: no trimming)."""
+        return self.threads * (self.per_thread_bytes * self.ranks)
+
+
+def channel_unit(
     topo: Topology, protocol: Protocol, params: CostParams, *, ring: bool
-) -> float:
-    """Bytes a collective needs per channel before NCCL gives it that channel (0: no trimming).
+) -> ChannelUnit:
+    """What a collective needs per channel before NCCL gives it that channel (no threads: no
+    trimming).
 
     NCCL 2.30.7 ``src/enqueue.cc``: a ring or tree collective of B bytes runs on the largest
     channel count c <= nChannels with ``B >= c x threads x threshold`` (at least one), where
@@ -68,11 +86,17 @@ def channel_unit_bytes(
     """
     pipe = params.pipeline
     if not pipe.trim_channels:
-        return 0.0
-    threshold = pipe.thread_threshold_bytes[protocol]
-    if ring and protocol is Protocol.LL:
-        threshold *= topo.ranks
-    return pipe.max_threads[protocol] * threshold
+        return ChannelUnit(0, 0.0)
+    ranks = topo.ranks if ring and protocol is Protocol.LL else 1
+    return ChannelUnit(pipe.max_threads[protocol], pipe.thread_threshold_bytes[protocol], ranks)
+
+
+def channel_unit_bytes(
+    topo: Topology, protocol: Protocol, params: CostParams, *, ring: bool
+) -> float:
+    """Bytes a collective needs per channel before NCCL gives it that channel (0: no trimming;
+    :func:`channel_unit`)."""
+    return channel_unit(topo, protocol, params, ring=ring).bytes
 
 
 def active_channels(size_bytes: float, full: int, unit_bytes: float) -> float:
@@ -96,13 +120,20 @@ def trimmed_bw(bw_Bps: float, active: float, full: int) -> float:
     return bw_Bps * active / full if active < full else bw_Bps
 
 
-def trimmed_text(active: float, full: int, unit_bytes: float) -> str:
-    """Words for a collective that runs on fewer than all channels (empty when it has all)."""
+def trimmed_text(active: float, full: int, unit: ChannelUnit) -> str:
+    """Words for a collective that runs on fewer than all channels (empty when it has all), with
+    the factors of ``unit`` so that its bytes multiply out (the ring's LL rank factor included)."""
     if active >= full:
         return ""
+    ranks = (
+        f" x {unit.ranks} ranks (the ring's LL threshold is multiplied by the rank count)"
+        if unit.ranks > 1
+        else ""
+    )
     return (
         f"; a collective this small gets {active:.3g} of the {full} channels "
-        f"(NCCL gives one per {format_size(unit_bytes)} = threads x bytes-per-thread threshold; "
+        f"(NCCL gives one per {format_size(unit.bytes)} = {unit.threads} threads x "
+        f"{format_size(unit.per_thread_bytes)} per thread{ranks}; "
         f"bandwidth x {active / full:.3g})"
     )
 

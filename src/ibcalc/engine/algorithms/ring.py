@@ -55,7 +55,7 @@ from ibcalc.engine.measure import chain_overlaps
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
     active_channels,
-    channel_unit_bytes,
+    channel_unit,
     channels,
     trimmed_bw,
     trimmed_text,
@@ -155,8 +155,8 @@ def ring_timing(
     raw_bw, limit = _ring_bw(topo, params, not (one_way or mesh_chain), protocol)
     bw = ring_protocol_bw(raw_bw, protocol, topo, params)
     full = channels(topo, params)
-    unit = channel_unit_bytes(topo, protocol, params, ring=True)
-    active = active_channels(size_bytes, full, unit)
+    unit = channel_unit(topo, protocol, params, ring=True)
+    active = active_channels(size_bytes, full, unit.bytes)
     bw = trimmed_bw(bw, active, full)
     intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
     # a broadcast or reduce takes the Ring row whatever the GPUs per node, as NCCL's tuner does

@@ -61,7 +61,7 @@ from ibcalc.engine.pipeline import (
     Fill,
     Stages,
     active_channels,
-    channel_unit_bytes,
+    channel_unit,
     channels,
     fill_parts,
     trimmed_bw,
@@ -181,8 +181,8 @@ def tree_timing(
     rate = tree_tier_rate(topo, protocol, params)
     bw = proto_bw = rate(tier_bw)
     full = channels(topo, params)
-    unit = channel_unit_bytes(topo, protocol, params, ring=False)
-    active = active_channels(size_bytes, full, unit)
+    unit = channel_unit(topo, protocol, params, ring=False)
+    active = active_channels(size_bytes, full, unit.bytes)
     bw = trimmed_bw(bw, active, full)
     # the binding rate on the active channels, before the size-bucket correction below
     uncorrected_bw = bw
