@@ -718,6 +718,25 @@ def test_host_launches_are_compared_with_a_chains_spacing() -> None:
     assert "e+0" not in big["explanation"]["measurement"]
 
 
+def test_a_latency_bottleneck_beside_a_launch_delayed_time_says_whose_time_it_splits() -> None:
+    """A 4 KiB all-reduce on 2 x DGX H100, -g 8, runs tree/LL: latency 6.8 + 8.4 + 10 + 2 + 0.6
+    = 27.8 us, transfer 4096 B at 19.5 GB/s / 16 channels = 3.36 us, fill 2 x 4096 B at the same
+    rate = 6.72 us: one operation 37.9 us. The 8 x 4.2 = 33.6 us of launches delay only the
+    first, so nccl-tests prints (33.6 + 20 x 37.9) / 20 = 39.6 us. The bottleneck had said
+    '34.5 us of 37.9 us' beside that 39.6 us time; it names the 37.9 us one operation's, as it
+    does beside a chain's period. One GPU per process keeps '34.5 us of 37.9 us'."""
+    args = ("allreduce", "--size", "4KiB", "--system", "dgx-h100", "-N", "2")
+    launched = _json(*args, "--gpus-per-process", "8")
+    single = (6.8 + 8.4 + 10 + 2 + 0.6) * 1e-6 + 3 * 4096 / (19.5e9 / 16)
+    assert launched["one_operation_s"] == pytest.approx(single)
+    assert launched["time_s"] == pytest.approx((8 * 4.2e-6 + 20 * single) / 20)
+    assert launched["bottleneck"].startswith(
+        "latency and pipeline fill: 34.5 us of one operation's 37.9 us (steps, hops, launches)"
+    )
+    plain = _json(*args)
+    assert plain["bottleneck"].startswith("latency and pipeline fill: 34.5 us of 37.9 us (")
+
+
 def test_a_per_link_scale_up_figure_is_said_to_be_one() -> None:
     """xgmi-mi250x is one 16-wide link, 50 GB/s (scope per-link; an MI250X has several): used as
     the GPU's whole scale-up bandwidth, the estimate says so. Per-GPU figures (NVLink 4) and

@@ -116,6 +116,12 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
                 "only the first"
             )
         why = "; ".join(parts)
+        if cost.period_s is None:
+            # a latency-bound bottleneck's figures are one operation's (make_cost), which the
+            # launch delaying the first no longer is the time shown: named so, as make_cost
+            # names them beside a chain's period ('34.5 us of 37.9 us' beside a 39.6 us time)
+            one = format_time(single)
+            bottleneck = bottleneck.replace(f" of {one} (", f" of one operation's {one} (", 1)
     launch = "launch + " if host > 0 else ""
     note = f"{why}; nccl-tests times {k} iterations: ({launch}T + {k - 1} x period) / {k}"
     return cost.model_copy(
