@@ -116,7 +116,13 @@ def test_the_ring_plateau_is_listed_before_the_terms_it_does_not_scale(
     before = sum(t.seconds for t in est.best.terms[:plateau])
     assert before == pytest.approx((8.4 + 56 * 3.4 + 6 * 14) * 1e-6, rel=1e-3)
     assert est.best.terms[plateau].seconds == pytest.approx(0.4 * before, rel=1e-9)
-    assert "on the latency above" in est.best.terms[plateau].detail
+    # the term multiplies out from what it prints: (1.4 - 1) x 283 us = 113 us ('x1.4 on the
+    # latency above' had read as 1.4 x 283 us = 396 us beside a 113 us term)
+    assert est.best.terms[plateau].seconds == pytest.approx(0.4 * 282.8e-6, rel=1e-3)
+    assert est.best.terms[plateau].detail == (
+        "(1.4 - 1) x 283 us, the latency above: NCCL's ring plateau, x1.4 on several nodes, "
+        "Simple, once a channel's share reaches 64 B (nccl_tuner.ring_plateau_factor)"
+    )
 
 
 def test_the_ring_plateau_is_nccls_1_9_on_gpus_before_sm80(builtin_catalogue: Catalogue) -> None:
@@ -133,7 +139,9 @@ def test_the_ring_plateau_is_nccls_1_9_on_gpus_before_sm80(builtin_catalogue: Ca
         plateau = names.index("ring plateau")
         before = sum(t.seconds for t in est.best.terms[:plateau])
         assert est.best.terms[plateau].seconds == pytest.approx(extra * before, rel=1e-9), system
-        assert f"x{1 + extra:g} on the latency above" in est.best.terms[plateau].detail
+        detail = est.best.terms[plateau].detail
+        assert detail.startswith(f"({1 + extra:g} - 1) x "), system
+        assert detail.endswith("_pre_sm80)" if system == "dgx-1v" else "_factor)"), system
         plan = CollectivePlan(cluster, Collective.ALL_REDUCE, algorithm="ring", protocol="simple")
         assert plan.quick(2**20).time_s == est.time_s
 

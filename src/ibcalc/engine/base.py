@@ -65,6 +65,7 @@ __all__ = [
     "proxy_ops_s",
     "proxy_ops_term",
     "proxy_posts_term",
+    "ring_plateau",
     "ring_plateau_factor",
     "ring_protocol_bw",
     "ring_wan_crossings",
@@ -305,8 +306,15 @@ def ring_plateau_factor(topo: Topology, params: CostParams) -> float:
     """NCCL's ring-plateau factor on this GPU (NCCL 2.30.7 ncclTopoGetAlgoTime): 1.4 from SM80,
     1.9 before (``nccl_tuner.ring_plateau_factor``, ``ring_plateau_factor_pre_sm80``; the
     engine's ``volta`` row holds Volta and Turing, whose compute capability is below 8.0)."""
+    return ring_plateau(topo, params)[0]
+
+
+def ring_plateau(topo: Topology, params: CostParams) -> tuple[float, str]:
+    """:func:`ring_plateau_factor` and the name of the constant it is, for explanations."""
     tuner = params.nccl_tuner
-    return tuner.ring_plateau_factor_pre_sm80 if topo.arch == "volta" else tuner.ring_plateau_factor
+    if topo.arch == "volta":
+        return tuner.ring_plateau_factor_pre_sm80, "nccl_tuner.ring_plateau_factor_pre_sm80"
+    return tuner.ring_plateau_factor, "nccl_tuner.ring_plateau_factor"
 
 
 def net_overhead(topo: Topology, protocol: Protocol, params: CostParams) -> float:

@@ -43,6 +43,7 @@ from ibcalc.engine.base import (
     protocol_factor,
     proxy_ops_s,
     proxy_ops_term,
+    ring_plateau,
     ring_plateau_factor,
     ring_protocol_bw,
     ring_protocol_words,
@@ -50,6 +51,7 @@ from ibcalc.engine.base import (
     us,
     wan_hop_latency,
     wan_rate_clause,
+    worked,
 )
 from ibcalc.engine.measure import chain_overlaps
 from ibcalc.engine.params import CostParams
@@ -172,7 +174,7 @@ def ring_timing(
     period = None
     all_reduce = collective is Collective.ALL_REDUCE
     nsteps = s_net = s_wan = 0
-    overhead = plateau = 0.0
+    overhead = plateau = plateau_on = 0.0
     if one_way and not params.pipeline.model_fill:
         # NCCL's tuner prices a ring broadcast/reduce at its base latency plus one hop when all
         # channels take the same path (sameChannels, NCCL 2.30.7 ncclTopoTuneModel): it sees a
@@ -204,7 +206,8 @@ def ring_timing(
             # on the latency NCCL's tuner sees: not the WAN's propagation, a fibre delay no
             # tuner fudge scales (2 ms across 100 km had been raised by 0.8 ms: review DG)
             propagation = s_wan * topo.wan.transport_latency_s if topo.wan is not None else 0.0
-            plateau = (latency - propagation) * (ring_plateau_factor(topo, params) - 1)
+            plateau_on = latency - propagation
+            plateau = plateau_on * (ring_plateau_factor(topo, params) - 1)
             latency += plateau
         transfer = bytes_factor(collective, n) * size_bytes / bw
         transfer = max(transfer, ll_network_transfer(topo, size_bytes, protocol, params))
@@ -268,16 +271,19 @@ def ring_timing(
                 Term(name=name, seconds=count * each, detail=f"{count} x {us(each)}: {how}")
             )
         if plateau:
+            factor, constant = ring_plateau(topo, params)
             # before the proxy operations, which it does not scale (a review: listed after them,
             # it had read as if it covered them)
             terms.append(
                 Term(
                     name="ring plateau",
                     seconds=plateau,
-                    detail=f"x{ring_plateau_factor(topo, params):g} on the latency above"
-                    + (", less the WAN's one-way latencies" if s_wan and topo.wan else "")
-                    + f" (NCCL's ring plateau on several {topo.node}s, Simple, once a channel's "
-                    "share reaches 64 B)",
+                    # the factor less one times the latency it scales, each printed, so that
+                    # the term multiplies out ('x1.4 on the latency above' had read as 1.4 x)
+                    detail=f"({factor:g} - 1) x {worked(plateau_on)}, the latency above"
+                    + (" less the WAN's one-way latencies" if s_wan and topo.wan else "")
+                    + f": NCCL's ring plateau, x{factor:g} on several {topo.node}s, Simple, "
+                    f"once a channel's share reaches 64 B ({constant})",
                 )
             )
         if ops:
