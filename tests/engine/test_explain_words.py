@@ -259,3 +259,18 @@ def test_the_ll_cap_row_is_named_by_domains_where_a_domain_spans_nodes(
     ring = estimate_on(single, Collective.BROADCAST, 2**20, algorithm="ring", protocol="ll")
     (transfer,) = [t for t in ring.best.terms if t.name == "transfer"]
     assert "hopper on one node; nccl_tuner.ll_max_busbw" in transfer.detail
+
+
+def test_a_multicast_transfer_says_where_its_rate_comes_from(builtin_catalogue: Catalogue) -> None:
+    """An NVLS all-gather of 4 MiB on one DGX H100 multicasts S per GPU at nvlink4's 450 GB/s
+    x its nvls_efficiency 0.686 (data/links.yaml) = 308.7 GB/s: 4194304 B / 308.7 GB/s =
+    13.6 us. The term had said 'by multicast at 309 GB/s' with no link nor factor, where the
+    all-reduce's names both."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
+    est = estimate_on(cluster, Collective.ALL_GATHER, 4 * 2**20, algorithm="nvls")
+    (transfer,) = [t for t in est.best.terms if t.name == "transfer"]
+    assert transfer.seconds == pytest.approx(4 * 2**20 / (450e9 * 0.686), rel=1e-9)
+    assert transfer.detail.startswith(
+        "S = 4 MiB per GPU by multicast at 309 GB/s (NVLS bandwidth: nvlink4's line rate "
+        "450 GB/s x its nvls_efficiency 0.686); NVLink SHARP in the NVSwitch"
+    )

@@ -136,6 +136,12 @@ def nvls_timing(
                 )
             )
         where = f"NVLink SHARP in the NVSwitch ({fixed(bw / 1e9, 0)} GB/s per GPU)"
+        # where the rate comes from, for the all-reduce and the multicast alike (an all-gather's
+        # 'by multicast at 544 GB/s' had named no link nor factor)
+        rate = (
+            f"{gbps(bw)} (NVLS bandwidth: {up.link_id}'s line rate {gbps(up.line_Bps)} x its "
+            f"nvls_efficiency {bw / up.line_Bps:.3g})"
+        )
         if all_reduce:
             if net_t > intra_t:
                 where = _sharp_bottleneck(topo)
@@ -144,8 +150,7 @@ def nvls_timing(
             )
             detail = (
                 f"S (m+1)/m = {format_size(size_bytes * (m + 1) / m)} per GPU through the "
-                f"NVSwitch at {gbps(bw)} (NVLS bandwidth: {up.link_id}'s line rate "
-                f"{gbps(up.line_Bps)} x its nvls_efficiency {bw / up.line_Bps:.3g})"
+                f"NVSwitch at {rate}"
             )
             if big_n > 1:
                 detail += (
@@ -155,7 +160,7 @@ def nvls_timing(
                 )
         else:
             formula = "S / B_nvls + latency"
-            detail = f"S = {format_size(size_bytes)} per GPU by multicast at {gbps(bw)}"
+            detail = f"S = {format_size(size_bytes)} per GPU by multicast at {rate}"
         # the SHARP tree's rate names the taper already: the term ends on the bare bottleneck
         # (it had said 'tapered uplinks x2 slower' twice in one cell; review FC)
         label = _SHARP_NETWORK if all_reduce and net_t > intra_t else where
