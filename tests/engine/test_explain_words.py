@@ -274,3 +274,20 @@ def test_a_multicast_transfer_says_where_its_rate_comes_from(builtin_catalogue: 
         "S = 4 MiB per GPU by multicast at 309 GB/s (NVLS bandwidth: nvlink4's line rate "
         "450 GB/s x its nvls_efficiency 0.686); NVLink SHARP in the NVSwitch"
     )
+
+
+def test_an_all_to_all_scale_up_rate_names_its_link_and_factors(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """An all-to-all of 64 MiB on one MI300X node sends (m-1)/n x S = 7/8 x 64 MiB = 56 MiB per
+    GPU over xGMI at 448 GB/s x efficiency 0.8 x duplex_efficiency 0.875 (data/links.yaml,
+    xgmi-mi300x) = 313.6 GB/s: 58720256 B / 313.6 GB/s = 187.2 us. The term had said 'at 314
+    GB/s' with neither the link nor its factors (257 of the audited all-to-all cases)."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="mi300x-8", nodes=1))
+    est = estimate_on(cluster, Collective.ALL_TO_ALL, 64 * 2**20, algorithm="pairwise")
+    (transfer,) = [t for t in est.best.terms if t.name == "transfer"]
+    assert transfer.seconds == pytest.approx(7 / 8 * 64 * 2**20 / (448e9 * 0.8 * 0.875), rel=1e-9)
+    assert (
+        "56 MiB per GPU at 314 GB/s (xgmi-mi300x's line rate 448 GB/s x efficiency 0.8 x "
+        "duplex_efficiency 0.875): 187 us" in transfer.detail
+    )

@@ -161,7 +161,18 @@ def _alltoall_parts(
                 f"m/2 x m/2 x S/n = {format_size(m * m / 4 * size_bytes / n)}: {worked(intra_t)}"
             )
         else:
-            parts.append(f"scale-up {what} per GPU at {gbps(topo.up_bw_Bps())}: {worked(intra_t)}")
+            up = topo.up
+            assert up is not None
+            # the rate names its link and factors, as the ring's and NVLS's do (it had been a
+            # bare '371 GB/s' in 257 audited cases)
+            duplex = (
+                f" x duplex_efficiency {up.duplex_efficiency:g}" if up.duplex_efficiency < 1 else ""
+            )
+            parts.append(
+                f"scale-up {what} per GPU at {gbps(topo.up_bw_Bps())} ({up.link_id}'s line rate "
+                f"{gbps(up.line_Bps)} x efficiency {up.bw_Bps / up.line_Bps:.3g}{duplex}): "
+                f"{worked(intra_t)}"
+            )
     if topo.domains > 1 and topo.out is not None:
         parts.append(
             f"network (n-m)/n x S = {format_size((n - m) / n * size_bytes)} per GPU at its share "
