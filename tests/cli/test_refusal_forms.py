@@ -89,6 +89,21 @@ def test_a_count_refused_says_so_truly(args: list[str], line: str) -> None:
     assert _refusal(args) == f"error: {line}\n"
 
 
+@pytest.mark.parametrize(
+    ("count", "words"),
+    [
+        ("1e99999999999999999999", "is out of range (1..1000000"),
+        ("0e99999999999999999999", "is out of range (1..1000000"),
+        ("1e-99999999999999999999", "is not a whole number (write digits, e.g. 4"),
+    ],
+)
+def test_a_count_with_a_power_past_a_decimal_s_is_refused(count: str, words: str) -> None:
+    """A power of ten past what a decimal holds (10^18) had ended in an internal error, exit
+    3, where 1e99999999 is out of range."""
+    line = f"--nodes '{count}' {words}; see 'ibcalc allreduce --help')"
+    assert _refusal([*EST, "-N", count]) == f"error: {line}\n"
+
+
 #: What a refusal of a runaway linear sweep says after its values.
 RUNAWAY = (
     "is 1,024 sizes; a sweep runs at most 200 (a larger --stepbytes, or --stepfactor 2 or more; "

@@ -120,9 +120,14 @@ def _with_power(raw: str) -> tuple[str, str] | None:
     if match is None or not (match["int"] or match["frac"]):
         return None
     sign = match["sign"]
-    value = decimal.Decimal(raw.strip()).copy_abs()  # exact: no context rounds it
-    if not value:
+    if not (match["int"] + (match["frac"] or "")).strip("0"):
         return sign, "0"
+    try:
+        value = decimal.Decimal(raw.strip()).copy_abs()  # exact: no context rounds it
+    except decimal.InvalidOperation:
+        # a power of ten past a decimal's (10^18 digits: 1e99999999999999999999), which no
+        # mantissa typed brings back: a count too long, or a fraction of one
+        return None if match["power"].startswith("-") else (sign, "1" + "0" * _MAX_DIGITS)
     if value.adjusted() >= _MAX_DIGITS:
         return sign, "1" + "0" * _MAX_DIGITS
     if value.adjusted() < 0 or value != value.to_integral_value():
