@@ -293,6 +293,20 @@ def test_a_time_past_the_limit_says_the_limit() -> None:
     assert parse_time("8760h") == 365 * 24 * 3600
 
 
+@pytest.mark.parametrize("number", ["0e99999999999999999999", "1e-99999999999999999999"])
+def test_a_power_past_a_decimal_s_reads_as_the_float_it_is(number: str) -> None:
+    """A power of ten past what a decimal holds (10^18) had raised decimal's InvalidOperation,
+    an internal error (exit 3) for --rtt, --storage-fabric or a design file's max_time; the
+    number is 0 as a float, so it is refused as 0 is."""
+    assert parse_time(f"{number}ms") == 0.0
+    with pytest.raises(UnitError) as info:
+        parse_time(f"{number}ms", allow_zero=False)
+    assert str(info.value) == f"time '{number}ms' must be positive"
+    with pytest.raises(UnitError) as info:
+        parse_bandwidth(f"{number}GB/s")
+    assert str(info.value) == f"bandwidth '{number}GB/s' is zero; give a rate above zero"
+
+
 def test_binary_rate_refusals() -> None:
     with pytest.raises(UnitError, match="has 'i' without a prefix"):
         parse_bandwidth("50iB/s")

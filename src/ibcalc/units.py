@@ -500,7 +500,12 @@ def _exact(number: str, multiplier: int = 1, divisor: int = 1) -> float:
     the factor had been an ulp or two off, so one threshold passed in one unit and failed in
     another, and a requirement printed back in another unit carried the noise: reviews CC, CH,
     CJ)."""
-    value = decimal.Decimal(number)
+    try:
+        value = decimal.Decimal(number)
+    except decimal.InvalidOperation:
+        # a power of ten past a decimal's (1e-99999999999999999999): the float the text reads
+        # as, 0 or infinity, is already the product's
+        return float(number) * multiplier / divisor
     # room for every digit of the product and quotient (a divisor here is 10^k or 8), so that
     # neither rounds
     digits = len(value.as_tuple().digits) + len(str(multiplier)) + len(str(divisor)) + 8
