@@ -1898,3 +1898,29 @@ def test_collective_phase_bytes_are_whole_numbers_in_json() -> None:
         assert type(phase["bytes_per_gpu"]) is int, phase["name"]
     decode = next(p for p in infer["phases"] if p["name"] == "decode-tp-allreduce")
     assert decode["bytes_per_gpu"] == 1 * 8192 * 2
+
+
+@pytest.mark.parametrize(
+    ("command", "stated"),
+    [
+        (
+            "train",
+            [
+                "--zero <int> ZeRO stage (0..3;",
+                "--virtual-stages <int> Model chunks per pipeline stage (1..1024; above 1",
+            ],
+        ),
+        ("infer", ["--kv-nics <int> NICs the KV-cache transfer may use (1..256)."]),
+        ("checkpoint", ["--storage-units <int> Targets or appliances (1..100000)."]),
+    ],
+)
+def test_a_count_option_s_help_states_the_range_it_takes(command: str, stated: list[str]) -> None:
+    """Counts such as --storage-units had read '<int range> ... [x>=1]' (click's words for
+    min=1), though 200000 is refused as out of range (1..100000); the cluster options beside
+    them state their range, '--nodes <int> Number of nodes (1..1000000).'"""
+    text = " ".join(runner.invoke(APP, [command, "--help"], env={"COLUMNS": "300"}).stdout.split())
+    assert "x>=" not in text
+    assert "<=x" not in text
+    assert "int range" not in text
+    for words in stated:
+        assert words in text

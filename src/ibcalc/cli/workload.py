@@ -14,9 +14,17 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
+from pydantic import BaseModel
 
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, as_typed, guard
-from ibcalc.cli.numbers import field_count, field_number, measured, measured_option
+from ibcalc.cli.numbers import (
+    field_count,
+    field_number,
+    field_range,
+    measured,
+    measured_option,
+    range_words,
+)
 from ibcalc.cli.options import (
     FORMAT_TABLE,
     CatalogueOpt,
@@ -51,7 +59,6 @@ from ibcalc.workload.infer import InferSpec, disaggregated_nodes, infer, serving
 from ibcalc.workload.memory import Recompute
 from ibcalc.workload.model import MAX_PARAMS, MIN_PARAMS, TOO_FEW_PARAMS, ModelSpec, model_from
 from ibcalc.workload.train import (
-    MAX_VIRTUAL_STAGES,
     Parallelism,
     TrainSpec,
     compare_layouts,
@@ -111,15 +118,25 @@ def _flag(field: str) -> str:
     return FIELD_FLAGS[field]
 
 
-def _degree(field: str, what: str) -> Any:
-    """The option of a parallel degree (1 or more), named by its field's flag; its range is
-    the layout's (a serving layout's, InferSpec's, is the same: 1 to MAX_GPUS)."""
-    return typer.Option(_flag(field), min=1, help=what, parser=field_count(Parallelism, field))
+def _count(flag: str, model: type[BaseModel], field: str, what: str, note: str = "") -> Any:
+    """The option ``flag`` of the count ``field`` of ``model``, read in the field's range,
+    which its help states after ``what``, before ``note``: ``Micro-batches per step
+    (1..1000000; default: pp).``, as the cluster options' help does (click's ``x>=1`` had
+    hidden the upper bound)."""
+    words = range_words(*field_range(model, field))
+    stated = f"{words}; {note}" if note else words
+    return typer.Option(flag, help=f"{what} ({stated}).", parser=field_count(model, field))
 
 
-def _shape(field: str, what: str) -> Any:
+def _degree(field: str, what: str, note: str = "") -> Any:
+    """The option of a parallel degree, named by its field's flag; its range is the layout's
+    (a serving layout's, InferSpec's, is the same: 1 to MAX_GPUS)."""
+    return _count(_flag(field), Parallelism, field, what, note)
+
+
+def _shape(field: str, what: str, note: str = "") -> Any:
     """The option of a model's shape (layers, heads ...), in its ModelSpec range."""
-    return typer.Option(_flag(field), help=what, parser=field_count(ModelSpec, field))
+    return _count(_flag(field), ModelSpec, field, what, note)
 
 
 # --- the model --------------------------------------------------------------------------------
@@ -134,24 +151,20 @@ ParamsOpt = Annotated[
     str | None,
     typer.Option(_flag("params"), help="Parameter count, e.g. 70B (overrides --model's)."),
 ]
-LayersOpt = Annotated[int | None, _shape("layers", "Transformer layers.")]
-HiddenOpt = Annotated[int | None, _shape("hidden", "Hidden (model) dimension.")]
-HeadsOpt = Annotated[int | None, _shape("heads", "Attention heads.")]
-KvHeadsOpt = Annotated[int | None, _shape("kv_heads", "Key/value heads (GQA).")]
-HeadDimOpt = Annotated[int | None, _shape("head_dim", "Head dimension.")]
+LayersOpt = Annotated[int | None, _shape("layers", "Transformer layers")]
+HiddenOpt = Annotated[int | None, _shape("hidden", "Hidden (model) dimension")]
+HeadsOpt = Annotated[int | None, _shape("heads", "Attention heads")]
+KvHeadsOpt = Annotated[int | None, _shape("kv_heads", "Key/value heads, GQA")]
+HeadDimOpt = Annotated[int | None, _shape("head_dim", "Head dimension")]
 # a training step's sequence (TrainSpec's range), not the model's context
 SeqOpt = Annotated[
     int | None,
-    typer.Option(
-        _flag("seq_len"),
-        help="Sequence length (tokens).",
-        parser=field_count(TrainSpec, "seq_len"),
-    ),
+    _count(_flag("seq_len"), TrainSpec, "seq_len", "Sequence length in tokens"),
 ]
-ExpertsOpt = Annotated[int | None, _shape("experts", "Routed experts (MoE).")]
-TopKOpt = Annotated[int | None, _shape("top_k", "Experts per token (MoE).")]
+ExpertsOpt = Annotated[int | None, _shape("experts", "Routed experts, MoE")]
+TopKOpt = Annotated[int | None, _shape("top_k", "Experts per token, MoE")]
 VocabOpt = Annotated[
-    int | None, _shape("vocab", "Vocabulary (embedding and output layer rows; memory).")
+    int | None, _shape("vocab", "Vocabulary", "embedding and output layer rows; memory")
 ]
 
 GpuMemoryOpt = Annotated[
@@ -210,8 +223,8 @@ def _time(value: float) -> str:
     return format_time(value, zeros=False)
 
 
-TpOpt = Annotated[int, _degree("tp", "Tensor-parallel degree.")]
-PpOpt = Annotated[int, _degree("pp", "Pipeline-parallel degree.")]
+TpOpt = Annotated[int, _degree("tp", "Tensor-parallel degree")]
+PpOpt = Annotated[int, _degree("pp", "Pipeline-parallel degree")]
 
 
 # --- commands ---------------------------------------------------------------------------------
@@ -233,58 +246,47 @@ def train_command(
     vocab: VocabOpt = None,
     micro_batch: Annotated[
         int,
-        typer.Option(
-            "--micro-batch",
-            min=1,
-            help="Sequences per micro-batch.",
-            parser=field_count(TrainSpec, "micro_batch"),
-        ),
+        _count("--micro-batch", TrainSpec, "micro_batch", "Sequences per micro-batch"),
     ] = 1,
     microbatches: Annotated[
         int | None,
-        typer.Option(
+        _count(
             "--microbatches",
-            min=1,
-            help="Micro-batches per step (default: pp).",
-            parser=field_count(TrainSpec, "microbatches"),
+            TrainSpec,
+            "microbatches",
+            "Micro-batches per step",
+            "default: pp",
         ),
     ] = None,
     global_batch: Annotated[
         int | None,
-        typer.Option(
+        _count(
             "--global-batch",
-            min=1,
-            help="Sequences per step over all DP ranks; sets the micro-batches per step.",
-            parser=field_count(TrainSpec, "global_batch"),
+            TrainSpec,
+            "global_batch",
+            "Sequences per step over all DP ranks, setting the micro-batches per step",
         ),
     ] = None,
     tp: TpOpt = 1,
     pp: PpOpt = 1,
     virtual_stages: Annotated[
         int,
-        typer.Option(
+        _count(
             _flag("virtual_stages"),
-            min=1,
-            max=MAX_VIRTUAL_STAGES,
-            help="Model chunks per pipeline stage: above 1, interleaved 1F1B (Megatron's "
-            "virtual pipeline).",
-            parser=field_count(TrainSpec, "virtual_stages"),
+            TrainSpec,
+            "virtual_stages",
+            "Model chunks per pipeline stage",
+            "above 1, interleaved 1F1B: Megatron's virtual pipeline",
         ),
     ] = 1,
     dp: Annotated[
-        int | None, _degree("dp", "Data-parallel degree (default: the rest of the GPUs).")
+        int | None, _degree("dp", "Data-parallel degree", "default: the rest of the GPUs")
     ] = None,
-    ep: Annotated[int, _degree("ep", "Expert-parallel degree (out of dp; MoE).")] = 1,
-    cp: Annotated[int, _degree("cp", "Context-parallel degree.")] = 1,
+    ep: Annotated[int, _degree("ep", "Expert-parallel degree", "out of dp; MoE")] = 1,
+    cp: Annotated[int, _degree("cp", "Context-parallel degree")] = 1,
     zero: Annotated[
         int,
-        typer.Option(
-            "--zero",
-            min=0,
-            max=3,
-            help="ZeRO stage 0-3 (0: plain DP).",
-            parser=field_count(TrainSpec, "zero"),
-        ),
+        _count("--zero", TrainSpec, "zero", "ZeRO stage", "0: plain DP"),
     ] = 0,
     fsdp: Annotated[bool, typer.Option("--fsdp", help="Fully sharded (= --zero 3).")] = False,
     grad_dtype: Annotated[
@@ -430,33 +432,18 @@ def infer_command(
     vocab: VocabOpt = None,
     tp: TpOpt = 1,
     pp: PpOpt = 1,
-    ep: Annotated[int, _degree("ep", "Expert-parallel degree (MoE).")] = 1,
+    ep: Annotated[int, _degree("ep", "Expert-parallel degree", "MoE")] = 1,
     batch: Annotated[
         int,
-        typer.Option(
-            "--batch",
-            min=1,
-            help="Sequences decoded together (tokens per step).",
-            parser=field_count(InferSpec, "batch"),
-        ),
+        _count("--batch", InferSpec, "batch", "Sequences decoded together", "tokens per step"),
     ] = 1,
     prompt: Annotated[
         int,
-        typer.Option(
-            "--prompt",
-            min=1,
-            help="Prompt length in tokens.",
-            parser=field_count(InferSpec, "prompt_tokens"),
-        ),
+        _count("--prompt", InferSpec, "prompt_tokens", "Prompt length in tokens"),
     ] = 1024,
     output_tokens: Annotated[
         int,
-        typer.Option(
-            "--output-tokens",
-            min=1,
-            help="Tokens generated per request.",
-            parser=field_count(InferSpec, "output_tokens"),
-        ),
+        _count("--output-tokens", InferSpec, "output_tokens", "Tokens generated per request"),
     ] = 256,
     dtype: Annotated[
         WireDtype, typer.Option("--dtype", help="Activation element type.", case_sensitive=False)
@@ -477,12 +464,7 @@ def infer_command(
     ] = False,
     kv_nics: Annotated[
         int | None,
-        typer.Option(
-            "--kv-nics",
-            min=1,
-            help="NICs the KV-cache transfer may use.",
-            parser=field_count(InferSpec, "kv_nics"),
-        ),
+        _count("--kv-nics", InferSpec, "kv_nics", "NICs the KV-cache transfer may use"),
     ] = None,
     cluster: ClusterSpec,
     design: DesignOpt = None,
@@ -561,12 +543,7 @@ def checkpoint_command(
     ] = False,
     storage_units: Annotated[
         int,
-        typer.Option(
-            "--storage-units",
-            min=1,
-            help="Targets or appliances.",
-            parser=field_count(CheckpointSpec, "storage_units"),
-        ),
+        _count("--storage-units", CheckpointSpec, "storage_units", "Targets or appliances"),
     ] = 1,
     storage_link: Annotated[
         str | None,
@@ -574,12 +551,7 @@ def checkpoint_command(
     ] = None,
     storage_nics: Annotated[
         int,
-        typer.Option(
-            "--storage-nics",
-            min=1,
-            help="Storage NICs per node.",
-            parser=field_count(CheckpointSpec, "client_nics"),
-        ),
+        _count("--storage-nics", CheckpointSpec, "client_nics", "Storage NICs per node"),
     ] = 1,
     storage_fabric: Annotated[
         str | None,
@@ -587,11 +559,11 @@ def checkpoint_command(
     ] = None,
     replicas: Annotated[
         int,
-        typer.Option(
+        _count(
             "--replicas",
-            min=1,
-            help="Data-parallel replicas reading the weights back.",
-            parser=field_count(CheckpointSpec, "replicas"),
+            CheckpointSpec,
+            "replicas",
+            "Data-parallel replicas reading the weights back",
         ),
     ] = 1,
     part_size: Annotated[
@@ -604,11 +576,12 @@ def checkpoint_command(
     ] = None,
     prefixes: Annotated[
         int | None,
-        typer.Option(
+        _count(
             "--prefixes",
-            min=1,
-            help="Object-store prefixes written in parallel (default 1).",
-            parser=field_count(CheckpointSpec, "prefixes"),
+            CheckpointSpec,
+            "prefixes",
+            "Object-store prefixes written in parallel",
+            "default 1",
         ),
     ] = None,
     cluster: ClusterSpec,
