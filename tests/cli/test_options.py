@@ -73,6 +73,14 @@ def test_limits_in_help_come_from_the_spec() -> None:
     assert f"(1..{MAX_NICS_PER_NODE})" in result.stdout
 
 
+def test_gap_tp_help_states_the_range_its_refusal_does() -> None:
+    """gap's --tp help had stated no range, though --tp 1 is refused as out of range (2..1024)."""
+    help_text = runner.invoke(app, ["gap", "--help"], env={"COLUMNS": "200"}).stdout
+    refusal = runner.invoke(app, ["gap", "--system", "dgx-h100", "--tp", "1"]).stderr
+    assert "Tensor-parallel degree T (2..1024):" in " ".join(help_text.split())
+    assert refusal == "error: --tp '1' is out of range (2..1024; see 'ibcalc gap --help')\n"
+
+
 def _probe() -> typer.Typer:
     probe = typer.Typer()
     seen: list[ClusterSpec] = []

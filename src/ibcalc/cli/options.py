@@ -771,7 +771,8 @@ TpOpt = Annotated[
     int | None,
     typer.Option(
         _flag("tp"),
-        help="Tensor-parallel degree T: one all-reduce inside vs across.",
+        help=f"Tensor-parallel degree T ({range_words(MIN_TP_GPUS, MAX_GPUS_PER_NODE)}): one "
+        "all-reduce inside vs across.",
         parser=whole(MIN_TP_GPUS, MAX_GPUS_PER_NODE),
     ),
 ]
