@@ -842,7 +842,7 @@ def selection_of(
     selection, said = select(settings, collective, params, subject=None, source="")
     for _field, _value, text in said:
         if text.endswith("NCCL lists"):
-            raise CliUsageError(text)
+            raise CliUsageError(_quoted_setting(text, settings.values()))
     label = "; ".join(text for _field, _value, text in said)
     if selection.ll128_named is not None and not ll128_priced():
         label += (
@@ -853,6 +853,17 @@ def selection_of(
     if selection.overlay is None:
         return params.with_overrides({"schema": COST_PARAMS_SCHEMA}, label=label)
     return with_selection(params, selection.overlay, label=label)
+
+
+def _quoted_setting(text: str, settings: Iterable[tuple[str, str]]) -> str:
+    """``text``, which refuses a setting's names (``--nccl-algo rng: rng is not a name NCCL
+    lists``), with the setting quoted as typed, as every refusal of one option's value is, so
+    that it ends with the command's --help hint as they do: ``--nccl-algo 'rng': rng is not a
+    name NCCL lists (see 'ibcalc allreduce --help')``. ``settings``: (value, flag and value)."""
+    for value, where in settings:
+        if text.startswith(f"{where}: "):
+            return f"{where.partition(' ')[0]} {shown(value)}{text.removeprefix(where)}"
+    return text
 
 
 def _empty_between_names(items: list[str]) -> bool:
