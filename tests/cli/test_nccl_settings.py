@@ -75,6 +75,25 @@ def test_a_name_nccl_does_not_list_is_refused_in_one_line() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("flag", "value", "typo", "near"),
+    [
+        ("--nccl-algo", "rng", "rng", "Ring"),
+        ("--nccl-algo", "^nvlstre", "nvlstre", "NVLSTree"),
+        ("--nccl-algo", "allredce:ring", "allredce", "allreduce"),
+        ("--nccl-proto", "ll12", "ll12", "LL128"),
+    ],
+)
+def test_a_name_nccl_does_not_list_is_offered_the_closest(
+    flag: str, value: str, typo: str, near: str
+) -> None:
+    """As --algo rng is offered ring; a typo in the setting had been offered nothing."""
+    result = CliRunner().invoke(app, ["allreduce", "--size", "8B", *H100_2, flag, value])
+    words = f"{typo} is not a name NCCL lists (did you mean {near}?"
+    assert result.output == f"error: {flag} '{value}': {words} see 'ibcalc allreduce --help')\n"
+    assert result.exit_code == 2
+
+
 def test_a_setting_that_names_nothing_is_refused_in_one_line() -> None:
     """'^', ';;;' and '' name no algorithm or protocol: NCCL reads them as no setting, and the
     estimate had been NCCL's own choice, exit 0, without a word (review DH). Empty items beside

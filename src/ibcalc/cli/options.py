@@ -841,7 +841,7 @@ def selection_of(
     }
     selection, said = select(settings, collective, params, subject=None, source="")
     for _field, _value, text in said:
-        if text.endswith("NCCL lists"):
+        if " NCCL lists" in text:
             raise CliUsageError(_quoted_setting(text, settings.values()))
     label = "; ".join(text for _field, _value, text in said)
     if selection.ll128_named is not None and not ll128_priced():

@@ -24,6 +24,7 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Protocol
 from ibcalc.logs.env import LogEnvironment
 from ibcalc.logs.results import Assumption
+from ibcalc.textsafe import closest_hint
 
 __all__ = [
     "NCCL_ALGO_NAMES",
@@ -188,10 +189,16 @@ class RunSelection:
 Said = tuple[str, str | None, str]
 
 
-def _unknown_names(where: str, unknown: Sequence[str]) -> str:
-    """What is said of names a setting gives that NCCL does not list (the CLI refuses it)."""
+def _unknown_names(
+    where: str, unknown: Sequence[str], names: Mapping[str, Algorithm | Protocol]
+) -> str:
+    """What is said of names a setting gives that NCCL does not list (the CLI refuses it), with
+    the closest of NCCL's names where one is given (``rng``: did you mean Ring?), ``names``'
+    or a collective's."""
     verb = "is not a name" if len(unknown) == 1 else "are not names"
-    return f"{where}: {', '.join(unknown)} {verb} NCCL lists"
+    listed = sorted({nccl_name(item) for item in names.values()}) + list(_FUNCTIONS)
+    hint = closest_hint(unknown[0], listed) if len(unknown) == 1 else ""
+    return f"{where}: {', '.join(unknown)} {verb} NCCL lists{hint}"
 
 
 def select(
@@ -231,7 +238,7 @@ def select(
             if selection.unknown and "$" not in value and "`" not in value:
                 # a typo is one whatever the collective (--nccl-proto foo had been refused on
                 # all-reduce and taken on all-to-all, review BD)
-                say(_unknown_names(where, selection.unknown))
+                say(_unknown_names(where, selection.unknown, names))
             say(
                 f"{where} is not applied: {collective.value} is made of NCCL's point-to-point "
                 f"sends and receives, {_P2P_REASON[variable]}"
@@ -246,7 +253,7 @@ def select(
                 "does not show to what"
             )
         elif selection.unknown:
-            say(_unknown_names(where, selection.unknown))
+            say(_unknown_names(where, selection.unknown, names))
         if selection.allowed is None:
             say(f"{where} gives no list for {collective.value}: NCCL's own choice")
             continue
