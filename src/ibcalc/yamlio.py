@@ -495,6 +495,12 @@ _YAML11_FORMS: tuple[tuple[Callable[[], re.Pattern[str]], str], ...] = (
 )
 
 
+#: A number written with a power of ten YAML reads as text (no point or no sign: ``1e3``).
+_POWER_TEXT = lazy_pattern(
+    r"\s*[-+]?(?:[0-9]+[eE][-+]?[0-9]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][0-9]+)\s*"
+)
+
+
 def _yaml_word(value: Any) -> str:
     """A scalar as YAML writes it (``null``, ``true``, ``3``), a list or mapping by its kind."""
     if value is None:
@@ -533,6 +539,13 @@ def _type_message(error: Any) -> str | None:
         # a decimal integer is text only when quoted: nodes: "32" had read "'32' is not an
         # integer", beside "'12' is text, not a number: write it without quotes" for a ratio
         return f"{shown(value)} is text, not an integer: write it without quotes"
+    if what == "an integer" and _POWER_TEXT().fullmatch(value):
+        # nodes: 1e3 had read "'1e3' is not an integer", which it is, where a ratio's field
+        # says why YAML left it text
+        return (
+            f"{shown(value)} is text, not an integer: YAML reads an exponent without a point "
+            "and a sign as text; write the count in digits"
+        )
     return f"{shown(value)} is not {what}"
 
 

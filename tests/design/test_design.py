@@ -576,6 +576,13 @@ def test_design_show_reports_every_problem(
             "fabric: {radix: ' 64', tiers: 2}\n",
             "2:10: fabric.radix: ' 64' is text, not an integer: write it without quotes",
         ),
+        # a count written with a power of ten, which YAML leaves text, had read "'8e0' is not
+        # an integer", where a ratio's field says why
+        (
+            "gpus_per_node: 8e0\n",
+            "2:1: gpus_per_node: '8e0' is text, not an integer: YAML reads an exponent without a "
+            "point and a sign as text; write the count in digits",
+        ),
         # a requirement key with nothing under it had read "empty requirement: use one of
         # allreduce, ...", which named the key written; beside another key it had been dropped
         (
