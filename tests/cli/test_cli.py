@@ -446,6 +446,54 @@ def test_allreduce_json_on_one_a100_node_is_worked_by_hand() -> None:
     assert data["busbw_GBps"] == pytest.approx(237.548, rel=1e-5)
 
 
+# A100's NVLink ring/Simple hop, 3.4 us x 1980/1410 for its clock against Hopper's
+# (data/cost_params.yaml hop_latency, gpu_clock_mhz); nvlink3 300 GB/s x 0.8 and NDR
+# 400 Gb/s = 50 GB/s x 0.975 (data/links.yaml)
+_A100_HOP_US = 3.4 * 1980 / 1410
+_NVLINK3_BPS = 300e9 * 0.8
+_NDR_BPS = 50e9 * 0.975
+_A100_RING_US = 8.4 + 7 * _A100_HOP_US
+
+WORKED_BY_HAND = {
+    # (command, cluster): (algorithm, latency us, bytes through the bottleneck, its rate B/s,
+    # the sum in us). One DGX A100, ring/Simple: base 8.4 us + 7 NVLink steps; (n-1)/n S for
+    # reduce-scatter and all-gather, S for broadcast and reduce (a pipelined chain moves the
+    # buffer once).
+    ("reducescatter", "a100-1-node"): ("ring", _A100_RING_US, 7 / 8 * 1e9, _NVLINK3_BPS, 3687.65),
+    ("allgather", "a100-1-node"): ("ring", _A100_RING_US, 7 / 8 * 1e9, _NVLINK3_BPS, 3687.65),
+    ("broadcast", "a100-1-node"): ("ring", _A100_RING_US, 1e9, _NVLINK3_BPS, 4208.49),
+    ("reduce", "a100-1-node"): ("ring", _A100_RING_US, 1e9, _NVLINK3_BPS, 4208.49),
+    # pairwise: base + one hop + n-1 = 7 messages x 3.1 us (calibrated.per_message_latency),
+    # (m-1)/n S over NVLink
+    ("alltoall", "a100-1-node"): (
+        "pairwise",
+        8.4 + _A100_HOP_US + 7 * 3.1,
+        7 / 8 * 1e9,
+        _NVLINK3_BPS,
+        3680.71,
+    ),
+    # send/recv: base + one hop, S at NVLink x 0.89 (calibrated.p2p_efficiency)
+    ("sendrecv", "a100-1-node"): ("p2p", 8.4 + _A100_HOP_US, 1e9, _NVLINK3_BPS * 0.89, 4694.82),
+    # 2 x DGX H100 on NDR: base + one NET hop of 14 us (hop_latency); the pair across nodes
+    # sends S through its GPU's own NIC
+    ("sendrecv", "ndr-default"): ("p2p", 8.4 + 14, 1e9, _NDR_BPS, 20535.22),
+    # PXN: base + NET hop + (N-1) + (m-1) = 8 messages; (n-m)/n S = 500 MB a GPU over its NIC
+    ("alltoall", "ndr-default"): ("pxn", 8.4 + 14 + 8 * 3.1, 0.5e9, _NDR_BPS, 10303.61),
+}
+
+
+@pytest.mark.parametrize(("command", "cluster"), sorted(WORKED_BY_HAND))
+def test_collective_json_time_is_worked_by_hand(command: str, cluster: str) -> None:
+    """The contract holds the figures to one another; this holds one case per collective
+    (and two across NDR nodes) to its time, latency + bytes / rate from the constants above."""
+    algorithm, latency_us, size, rate, total_us = WORKED_BY_HAND[command, cluster]
+    by_hand = latency_us * 1e-6 + size / rate
+    assert by_hand * 1e6 == pytest.approx(total_us, abs=0.005)
+    data = _json(command, "--size", "1GB", *CLUSTERS[cluster])
+    assert (data["algorithm"], data["protocol"]) == (algorithm, "Simple")
+    assert data["time_s"] == pytest.approx(by_hand, rel=1e-9)
+
+
 @pytest.mark.parametrize("command", sorted(COLLECTIVES))
 def test_collective_table_output(command: str) -> None:
     out = _ok(command, "--size", "1GB", "--fabric", "ndr")
