@@ -224,6 +224,14 @@ def pair_sendrecv_s(catalogue: Catalogue, intra: str, size_bytes: float) -> floa
     return estimate(catalogue, spec, Collective.SEND_RECV, size_bytes, dtype="bf16").time_s
 
 
+def ndr_sendrecv_by_hand_s(size_bytes: float) -> float:
+    """nccl-tests sendrecv of ``size_bytes`` between GPUs of two DGX H100s over NDR, worked by
+    hand (seconds): the ring/Simple base 8.4 us and one NET hop of 14 us (data/cost_params.yaml
+    base_latency, hop_latency), then S through the GPU's own NIC at 400 Gb/s = 50 GB/s x 0.975
+    (data/links.yaml ndr)."""
+    return (8.4 + 14.0) * 1e-6 + size_bytes / (50 * GB * 0.975)
+
+
 def tp_whatif_by_hand_s(size_bytes: float, tp: int) -> tuple[float, float]:
     """The gap command's TP what-if worked by hand: an all-reduce of ``size_bytes`` over ``tp``
     H100s inside one nvlink4 node, and over ``tp`` one-GPU nodes of one NDR NIC each (seconds,

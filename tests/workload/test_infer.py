@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conftest import pair_sendrecv_s
+from conftest import ndr_sendrecv_by_hand_s, pair_sendrecv_s, tp_whatif_by_hand_s
 from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
@@ -46,6 +46,29 @@ def test_decode_tp_all_reduce_per_token(builtin_catalogue: Catalogue) -> None:
     assert prefill.bytes_per_gpu == 1 * 8192 * 2
     assert result.per_request_s == pytest.approx(prefill.total_s + 100 * result.per_token_s)
     assert result.dominant_tier == "scale-up"
+
+
+def test_prefill_across_two_stages_is_worked_by_hand(builtin_catalogue: Catalogue) -> None:
+    """Llama 3 70B at tp 8 pp 2 on two DGX H100s, an 8192-token prompt. Each of the 160
+    prefill all-reduces moves 8192 x 8192 x 2 B = 128 MiB by NVLS inside a node: 25 us + 128 MiB
+    x 9/8 / (450 GB/s x 0.686) = 514.13 us (conftest.tp_whatif_by_hand_s, inside). The one
+    stage boundary sends a TP rank's 1/8 of it, 16 MiB, through its GPU's own NDR NIC: 8.4 + 14
+    us + 16 MiB / 48.75 GB/s = 366.55 us (conftest.ndr_sendrecv_by_hand_s)."""
+    spec = InferSpec(
+        model=find_model("llama3-70b"), tp=8, pp=2, batch=32, prompt_tokens=8192, output_tokens=1
+    )
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), spec)
+    phases = {p.name: p for p in result.phases}
+    tp = phases["prefill-tp-allreduce"]
+    assert (tp.bytes_per_gpu, tp.count, tp.tier) == (128 * 2**20, 160, "scale-up")
+    inside, _ = tp_whatif_by_hand_s(128 * 2**20, 8)
+    assert inside * 1e6 == pytest.approx(514.13, abs=0.005)
+    assert tp.time_s == pytest.approx(inside, rel=1e-9)
+    pp = phases["prefill-pp-sendrecv"]
+    assert (pp.bytes_per_gpu, pp.count, pp.tier) == (16 * 2**20, 1, "scale-out")
+    by_hand = ndr_sendrecv_by_hand_s(16 * 2**20)
+    assert by_hand * 1e6 == pytest.approx(366.55, abs=0.005)
+    assert pp.time_s == pytest.approx(by_hand, rel=1e-9)
 
 
 def _disaggregated_70b(cat: Catalogue) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import pair_sendrecv_s
+from conftest import ndr_sendrecv_by_hand_s, pair_sendrecv_s, tp_whatif_by_hand_s
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
@@ -209,6 +209,28 @@ def test_tp_allreduce_size_and_count(builtin_catalogue: Catalogue) -> None:
     )
     assert tp.time_s == inside.time_s
     assert tp.exposed_s == pytest.approx(320 * inside.time_s)  # TP is never hidden
+    # NVLS worked by hand: 25 us + 128 MiB x 9/8 / (450 GB/s x 0.686) = 514.13 us
+    assert tp.time_s == pytest.approx(tp_whatif_by_hand_s(134_217_728, 8)[0], rel=1e-9)
+
+
+def test_pp_and_dp_across_ndr_nodes_are_worked_by_hand(builtin_catalogue: Catalogue) -> None:
+    """Two DGX H100s over NDR. tp 8 pp 2: a stage boundary sends a TP rank's share of one
+    micro-batch's activations, 1 x 8192 x 8192 x 2 B / 8 = 16 MiB, through its GPU's own NIC,
+    8.4 + 14 us + 16 MiB / 48.75 GB/s = 366.55 us (conftest.ndr_sendrecv_by_hand_s). tp 8 dp 2:
+    each GPU all-reduces its 70e9 x 2 B / 8 = 17.5 GB of gradients with its peer in the other
+    node, a ring/Simple over two one-GPU NDR nodes (conftest.tp_whatif_by_hand_s, across):
+    (8.4 + 2 x 14 us) x 1.4 + 2 x 0.6 us + 17.5 GB / 48.75 GB/s = 359026.52 us."""
+    two = ClusterSpec(system="dgx-h100", nodes=2)
+    pp = _phase(_run(builtin_catalogue, two, tp=8, pp=2, dp=1), "pp-sendrecv")
+    assert (pp.bytes_per_gpu, pp.tier) == (16 * 2**20, "scale-out")
+    by_hand = ndr_sendrecv_by_hand_s(16 * 2**20)
+    assert by_hand * 1e6 == pytest.approx(366.55, abs=0.005)
+    assert pp.time_s == pytest.approx(by_hand, rel=1e-9)
+    dp = _phase(_run(builtin_catalogue, two, tp=8, dp=2), "dp-allreduce")
+    assert (dp.bytes_per_gpu, dp.tier) == (17.5e9, "scale-out")
+    _, across = tp_whatif_by_hand_s(17.5e9, 2)
+    assert across * 1e6 == pytest.approx(359026.52, abs=0.005)
+    assert dp.time_s == pytest.approx(across, rel=1e-9)
 
 
 def test_sequence_parallel_splits_each_all_reduce_into_rs_and_ag(
