@@ -597,10 +597,37 @@ def test_common_pairings_cover_the_table(cat: Catalogue) -> None:
     assert pairs["nvlink5", "ndr"].ratio_line == pytest.approx(18.0)
     # A PCIe-only node has a smaller scale-up than an NDR NIC: the gap inverts (31.5 vs 50).
     assert pairs["pcie4", "ndr"].ratio_line < 1
+    # every pairing's ratios by hand: the scale-up link's per-GPU rate (line, and x its
+    # efficiency) over the NICs a GPU has, nics/gpus x the NIC's line rate (x its efficiency,
+    # capped by a PCIe GPU's own link); rates and efficiencies of data/links.yaml, NICs per GPU
+    # of data/pairings.yaml
+    intra = {
+        "nvlink3": (300 * GB, 0.8),
+        "nvlink4": (450 * GB, 0.824),
+        "nvlink5": (900 * GB, 0.802),
+        "xgmi-mi300x": (448 * GB, 0.8),
+        "pcie4": (31.5 * GB, 0.8),
+        "pcie5": (63 * GB, 0.8),
+    }
+    inter = {
+        "hdr": (25 * GB, 0.975, 1),
+        "ndr": (50 * GB, 0.975, 1),
+        "xdr": (100 * GB, 0.975, 1),
+        "roce-200g": (25 * GB, 0.962, 1),
+        "roce-400g": (50 * GB, 0.962, 1),
+        "roce-800g": (100 * GB, 0.962, 1),
+        "efa-v2": (12.5 * GB, 0.9, 4),
+        "wan-10g": (1.25 * GB, 0.9, 1 / 8),
+    }
+    assert set(intra) == {r.intra for r in results}
+    assert set(inter) == {r.inter for r in results}
     for r in results:
-        assert math.isfinite(r.ratio_line)
-        assert r.ratio_line > 0
-        assert r.ratio_achievable > 0
+        up, up_eff = intra[r.intra]
+        nic, nic_eff, per_gpu = inter[r.inter]
+        cap = up * up_eff if r.intra.startswith("pcie") else math.inf
+        assert r.ratio_line == pytest.approx(up / (per_gpu * nic), rel=1e-9)
+        by_hand = up * up_eff / min(per_gpu * nic * nic_eff, cap)
+        assert r.ratio_achievable == pytest.approx(by_hand, rel=1e-9), (r.intra, r.inter)
         # no host link is named: only a PCIe scale-up link, the GPUs' own, stands in for one
         assert r.host_pcie == (r.intra if r.intra in ("pcie4", "pcie5") else None)
     # GPUDirect RDMA crosses a PCIe GPU's own x16 link to reach its NIC: an NDR port (50 GB/s x
