@@ -1164,7 +1164,17 @@ def test_tp_past_a_switchless_mesh_is_priced_without_a_domain_to_compare(
     result = _run(builtin_catalogue, ClusterSpec(system="snellius-h100", nodes=8), tp=8, dp=4)
     (warning,) = (w for w in result.warnings if "crosses the 4-GPU scale-up domain" in w)
     tp = sum(p.time_s * p.count for p in result.phases if p.name.startswith("tp"))
-    assert tp > 0
+    # worked by hand: 320 all-reduces of 128 MiB over two 4-GPU nodes, each 4 x ndr200, by
+    # tree/LL128 (data/cost_params.yaml): base 14 us + 2 x 3 NVLink hops of 1.25 us + 2 NET
+    # levels of 8.5 us + 2 proxy posts of 1 us + 8 channels x 0.6 us (proxy_op_latency) = 45.3
+    # us; S through the tree at 4 x 25 GB/s x 0.975 x 0.92 x 0.9375 (tree all-reduce and tree
+    # LL128 factors) = 84.09 GB/s; the fill, 2 network stages each holding a 288,000 B chunk
+    # (the 576,000 B LL128 step halved once: 16 MiB a channel holds 29 steps, fewer than
+    # (1 + 1 + 0.4) x 64 / 4 = 38.4) at 84.09 GB/s / 8 channels. 1696.14 us each, 542.77 ms
+    rate = 4 * 25e9 * 0.975 * 0.92 * 0.9375
+    each = 45.3e-6 + 134_217_728 / rate + 2 * 288_000 / (rate / 8)
+    assert each * 1e6 == pytest.approx(1696.14, abs=0.005)
+    assert tp == pytest.approx(320 * each, rel=1e-9)
     assert f"every TP all_reduce goes over scale-out, {format_time(tp)} per step" in warning
     assert (
         "(nvlink4-mesh4 is a switchless mesh of at most 4 GPUs, so no 8-GPU domain of it exists "
