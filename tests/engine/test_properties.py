@@ -196,16 +196,31 @@ def test_no_point_to_point_algorithm_beats_the_lower_bounds(
             assert c.transfer_s >= node_bound * (1 - 1e-9), c
 
 
-@settings(max_examples=150, deadline=None)
-@given(t=topologies(), size=sizes)
-def test_in_network_reduction_bound(t: Topology, size: float) -> None:
-    for c in evaluate(Collective.ALL_REDUCE, size, t, PARAMS):
-        if c.algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
-            assert t.up is not None
-            assert t.up.nvls_bw_Bps is not None
-            assert c.transfer_s >= size / t.up.nvls_bw_Bps * (1 - 1e-9)
-        if c.algorithm in IN_NETWORK and t.domains > 1:
-            assert c.transfer_s >= size / _best_net(t) * (1 - 1e-9)
+def test_in_network_reduction_bound() -> None:
+    """Both bounds are checked on candidates that exist: a run that draws no NVLS candidate, or
+    no in-network candidate across domains, checks nothing, so each must be met in at least 20
+    of the 150 examples (five runs met NVLS in 40-62 of them, in-network across domains in
+    51-75)."""
+    checked = {"nvls": 0, "across": 0}
+
+    @settings(max_examples=150, deadline=None)
+    @given(t=topologies(), size=sizes)
+    def check(t: Topology, size: float) -> None:
+        seen: set[str] = set()
+        for c in evaluate(Collective.ALL_REDUCE, size, t, PARAMS):
+            if c.algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
+                assert t.up is not None
+                assert t.up.nvls_bw_Bps is not None
+                assert c.transfer_s >= size / t.up.nvls_bw_Bps * (1 - 1e-9)
+                seen.add("nvls")
+            if c.algorithm in IN_NETWORK and t.domains > 1:
+                assert c.transfer_s >= size / _best_net(t) * (1 - 1e-9)
+                seen.add("across")
+        for key in seen:
+            checked[key] += 1
+
+    check()
+    assert min(checked.values()) >= 20, checked
 
 
 @settings(max_examples=200, deadline=None)
