@@ -19,7 +19,14 @@ import calibrate
 from fits import FITS
 from ibcalc.catalogue.cost_params import builtin_cost_params, load_cost_params
 
-DERIVED = {report.name: (report, used) for report, used in calibrate.derive()}
+DERIVATIONS = calibrate.derive()
+DERIVED = {report.name: (report, used) for report, used in DERIVATIONS}
+
+
+def test_every_fit_is_derived_once() -> None:
+    """The test below runs over what calibrate.derive() returns: a fit it left out, or named
+    twice, would go unchecked. It names every fit of FITS, each once."""
+    assert sorted(report.name for report, _ in DERIVATIONS) == sorted(fit.name for fit in FITS)
 
 
 @pytest.mark.parametrize("name", sorted(DERIVED))
