@@ -288,3 +288,34 @@ def check_left_out_below(page: Callable[[int], tuple[list[str], str]], full: int
     assert max(len(line) for line in lines) <= full
     _, flat = page(full - 1)
     assert f"left out at {full - 1} columns ({full} or more show" in flat
+
+
+def check_shown_in_order(
+    shown: list[str],
+    printed: list[str],
+    where: str,
+    *,
+    is_cut: Callable[[str], bool] = lambda line: line.strip() == "...",
+    to_end: bool = True,
+) -> None:
+    """A page's copy of some output holds: each line ``shown`` is one of the lines ``printed``,
+    in order; a printed line left out between two shown ones is blank unless a line ``is_cut``
+    (a ``...``) marks the cut; with ``to_end`` the same holds after the last shown line."""
+    position = 0
+    cut = False
+    for line in shown:
+        if is_cut(line):
+            cut = True
+            continue
+        start = position
+        while position < len(printed) and printed[position] != line:
+            position += 1
+        assert position < len(printed), f"{where}: not printed (in this order): {line!r}"
+        left_out = [x for x in printed[start:position] if x.strip()]
+        assert cut or not left_out, f"{where}: {left_out[0]!r} left out, no ..."
+        cut = False
+        position += 1
+    left_out = [x for x in printed[position:] if x.strip()]
+    assert not to_end or cut or not left_out or not shown, (
+        f"{where}: ends before {left_out[0]!r}, no ..."
+    )

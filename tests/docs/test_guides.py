@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import check_shown_in_order
 from ibcalc.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -409,3 +410,30 @@ def test_catalogue_guide_systems_table_is_the_presets() -> None:
     assert sorted(seen) == sorted(systems)
     assert systems["dgx-h100"].nics_per_node == 8
     assert systems["aws-p5"].nics_per_node == 32
+
+
+def test_nccl_check_guide_override_file_is_what_calibrate_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/nccl-check.md shows the file `ibcalc calibrate 13_...txt -o site.yaml` writes: its
+    lines are the file's, in order (dates as dates), the built-in entry's other fields left out
+    where a comment says so; and the prose under it names that command."""
+    guide = _doc("nccl-check.md")
+    block = re.search(r"```yaml\n(# ibcalc calibrate: catalogue override.*?)```", guide, re.S)
+    assert block is not None
+    log = "13_allreduce_1node_4xH100_intranode.txt"
+    assert f"(`ibcalc calibrate {log} -o site.yaml`, run in" in guide
+    (tmp_path / log).write_bytes((SWEEPS / log).read_bytes())
+    monkeypatch.chdir(tmp_path)
+    code, output = _run(["calibrate", log, "-o", "site.yaml"])
+    assert code == 0, output
+    date = re.compile(r"\d{4}-\d{2}-\d{2}")
+    written = [date.sub("DATE", line) for line in (tmp_path / "site.yaml").read_text().splitlines()]
+    shown = [date.sub("DATE", line) for line in block.group(1).splitlines()]
+    check_shown_in_order(
+        shown,
+        written,
+        "site.yaml",
+        is_cut=lambda line: line.lstrip().startswith("# ... "),
+        to_end=False,
+    )

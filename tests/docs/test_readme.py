@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from conftest import check_shown_in_order
 from ibcalc.engine.types import Estimate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,23 +136,7 @@ def test_readme_examples_are_current_output(monkeypatch: object) -> None:
         if result.stderr_bytes and result.stderr not in output:
             output += result.stderr  # click's runner mixes stderr into output in some releases
         printed = [_DATE.sub("DATE", line.rstrip()) for line in output.splitlines()]
-        position = 0
-        cut = False
-        for line in shown:
-            if line.strip() == "...":
-                cut = True
-                continue
-            wanted = _DATE.sub("DATE", line)
-            start = position
-            while position < len(printed) and printed[position] != wanted:
-                position += 1
-            assert position < len(printed), f"{command}: not printed (in this order): {line!r}"
-            left_out = [x for x in printed[start:position] if x.strip()]
-            assert cut or not left_out, f"{command}: {left_out[0]!r} left out, no ..."
-            cut = False
-            position += 1
-        left_out = [x for x in printed[position:] if x.strip()]
-        assert cut or not left_out or not shown, f"{command}: ends before {left_out[0]!r}, no ..."
+        check_shown_in_order([_DATE.sub("DATE", line) for line in shown], printed, command)
 
 
 def test_readme_python_example_prints_what_it_shows(capsys: object) -> None:
