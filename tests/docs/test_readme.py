@@ -164,3 +164,26 @@ def test_readme_python_example_quotes_an_assumption_it_makes() -> None:
     est = names["est"]
     assert isinstance(est, Estimate)
     assert quoted in est.assumptions
+
+
+def test_readme_quotes_the_published_p5_sweep_as_its_file_has_it() -> None:
+    """The README quotes 2 x p5's published sweep beside its sweep example: each time and busbw
+    is the out-of-place figure of that size's row in the file it names."""
+    import pytest
+
+    text = " ".join(README.split())
+    said = re.search(
+        r"copied to `(benchmarks/data/sweeps/[^`]+)`: ([0-9.]+) us at 8 B, ([0-9.]+) us at 8 MiB, "
+        r"([0-9.]+) GB/s busbw at 128 MiB, ([0-9.]+) GB/s at 16 GiB\.\)",
+        text,
+    )
+    assert said is not None
+    rows: dict[int, list[str]] = {}
+    for line in (ROOT / said.group(1)).read_text(encoding="utf-8").splitlines():
+        cells = line.split(":", 1)[-1].split()
+        if len(cells) >= 8 and cells[0].isdigit() and cells[2] == "float":
+            rows[int(cells[0])] = cells  # size count type redop root time algbw busbw ...
+    assert float(said.group(2)) == pytest.approx(float(rows[8][5]), abs=0.05)
+    assert float(said.group(3)) == pytest.approx(float(rows[8 * 2**20][5]), abs=0.5)
+    assert float(said.group(4)) == pytest.approx(float(rows[128 * 2**20][7]), abs=0.5)
+    assert float(said.group(5)) == pytest.approx(float(rows[16 * 2**30][7]), abs=0.5)
