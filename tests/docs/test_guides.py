@@ -437,3 +437,52 @@ def test_nccl_check_guide_override_file_is_what_calibrate_writes(
         is_cut=lambda line: line.lstrip().startswith("# ... "),
         to_end=False,
     )
+
+
+def _console_lines(guide: str, first: str) -> list[tuple[dict[str, str], list[str], str]]:
+    """The commands of the ``console`` block that opens with ``$ <first>``: each one's
+    environment assignments, its arguments after ``ibcalc``, and its trailing ``# comment``."""
+    block = re.search(rf"```console\n(\$ {re.escape(first)}.*?)```", guide, re.S)
+    assert block is not None, first
+    commands = []
+    for line in block.group(1).splitlines():
+        command, _, comment = line.removeprefix("$ ").partition("  # ")
+        words = shlex.split(command)
+        env = dict(word.split("=", 1) for word in words[: words.index("ibcalc")])
+        commands.append((env, words[words.index("ibcalc") + 1 :], comment))
+    return commands
+
+
+def test_nccl_check_guide_calibration_commands_run_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/nccl-check.md's three commands, calibrate, an estimate on the override and a check
+    with both override files, run one after the other on two runs as its logs: calibrate writes
+    the cost-parameter file only when it fitted a model constant (4 x H100 on one node and
+    2 x 4 H100 on NDR200 fit none, so the third command, as shown, had ended 'no such file
+    (named by IBCALC_COST_PARAMS)'), and the page says when to give it. With the A3 Mega run as
+    the 2-node log it bounds calibrated.nvls_tree_factor, writes that file, and all three run."""
+    (calibrate, estimate, check) = _console_lines(_doc("nccl-check.md"), "ibcalc calibrate")
+    assert calibrate[1][:3] == ["calibrate", "1node.log", "2node.log"]
+    assert check[0] == {"IBCALC_COST_PARAMS": "my-cluster.cost-params.yaml"}
+    assert check[2] == "if calibrate wrote that file too"
+    monkeypatch.chdir(tmp_path)
+    one_node = "13_allreduce_1node_4xH100_intranode.txt"
+    for two_node, fits_a_constant in (
+        ("10_allreduce_2node_8xH100_ib.txt", False),
+        ("log06_allreduce_2node_16xH100_gcp_a3mega.txt", True),
+    ):
+        for path in tmp_path.iterdir():
+            path.unlink()
+        for name, source in (("1node", one_node), ("2node", two_node), ("new", two_node)):
+            (tmp_path / f"{name}.log").write_bytes((SWEEPS / source).read_bytes())
+        code, output = _run(calibrate[1])
+        assert code == 0, output
+        written = (tmp_path / "my-cluster.cost-params.yaml").exists()
+        assert written == fits_a_constant
+        assert ("wrote my-cluster.cost-params.yaml" in output) == written
+        code, output = _run(estimate[1])
+        assert code == 0, output
+        if written:
+            result = CliRunner().invoke(app, check[1], env={**check[0], "COLUMNS": "100"})
+            assert result.exit_code == 0, result.output
