@@ -110,7 +110,7 @@ from ibcalc.logs.results import (
 )
 from ibcalc.logs.selection import run_selection, with_selection
 from ibcalc.textsafe import printable
-from ibcalc.units import NS_BELOW_S, format_us, plural
+from ibcalc.units import NS_BELOW_S, format_size, format_time, format_us, plural
 
 __all__ = [
     "SIGNIFICANT_ERRORS",
@@ -1130,6 +1130,17 @@ def calibrate(
             + "; ".join(worse)
             + ": its values follow the run's other rows; see the fit quality per run before "
             "using them for the rows that got worse"
+        )
+    # a row the medians hide: the fit can take one row far off to bring the others close (a
+    # 16 x 4 H100 all-gather on Slingshot, log13: bandwidth median 83.4 % -> 17.3 %, while its
+    # 64 MiB row went from 1.95x to 3.17x its measured time, which nothing said)
+    sent = _rows_sent_far(cases, base, after)
+    if sent:
+        warnings.append(
+            "the fit takes some rows further from the measurements than they were, more than "
+            f"{_FAR_ROW - 1:.0%} off (size, time measured, predicted before -> after): "
+            + "; ".join(sent)
+            + ": the medians per run do not show them; do not use the values for those sizes"
         )
     # large rows the fit leaves far off: no value it may fit explains them, and an override
     # written from such a run describes it no better (a 2 x 8 H100 log 39.5 % off at 64 MiB and
@@ -2161,6 +2172,35 @@ def _median_abs(values: Sequence[float]) -> float | None:
 #: How much worse (in median relative error of the time) a run's latency or bandwidth rows may
 #: come out of a fit before the calibration warns: one percentage point.
 _WORSE_BY = 0.01
+
+
+#: A fitted row the fit takes this many times off its measured time, one way or the other,
+#: and :data:`_FARTHER` times further off than it was, is named in a warning.
+_FAR_ROW = 1.5
+_FARTHER = 1.25
+
+
+def _rows_sent_far(
+    cases: Sequence[_Case], before: Sequence[float], after: Sequence[float]
+) -> list[str]:
+    """Per run, the fitted rows (``before`` and ``after``: ln(measured / predicted), as
+    :func:`_residuals`) that the fit takes more than :data:`_FAR_ROW` times off the measured
+    time and :data:`_FARTHER` times further off than they were: the log, run, and each row's
+    size and times (the first five)."""
+    out: list[str] = []
+    i = 0
+    for case in cases:
+        far = [
+            f"{format_size(row.size_bytes)} {format_time(row.oop.time_us * 1e-6)} (predicted "
+            f"{format_time(row.oop.time_us * 1e-6 * math.exp(-b))} -> "
+            f"{format_time(row.oop.time_us * 1e-6 * math.exp(-a))})"
+            for row, b, a in zip(case.rows, before[i:], after[i:], strict=False)
+            if abs(a) > math.log(_FAR_ROW) and abs(a) > abs(b) + math.log(_FARTHER)
+        ]
+        i += len(case.rows)
+        if far:
+            out.append(f"{case.source} (run {case.index + 1}) {listed(far, 'row')}")
+    return out
 
 
 def _run_fits(
