@@ -972,6 +972,30 @@ def test_a_row_the_fit_takes_far_off_is_named(catalogue: Catalogue) -> None:
     assert not any("further from the measurements" in w for w in good.warnings)
 
 
+def test_a_fit_over_an_override_names_it(catalogue: Catalogue, tmp_path: Path) -> None:
+    """Two A100 PCIe cards (sweep 25) fitted twice, the second time over the first fit's file:
+    the first writes pcie4's efficiency 0.80 -> 0.629 and latency 0 -> 2.29 us; the second
+    confirms them and writes no link. Its file had said only '# use: --catalogue second.yaml',
+    which alone gives the built-in 0.80 (the rms it quotes, 0.035, is that of both files), and
+    its report named no override either; both now name the file the values in use are from."""
+    log = read_log(SWEEPS / "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt")
+    spec = ClusterSpec(system="a100-pcie-pair")
+    first = calibrate_log_files([log], spec, catalogue=catalogue)
+    eff = {p.name: p for p in first.parameters}["pcie4.efficiency"]
+    assert written(eff)
+    assert eff.value == pytest.approx(0.629, abs=0.001)
+    assert not any(a.startswith("catalogue overrides loaded") for a in first.assumptions)
+    (earlier,) = write_override(first, tmp_path / "first.yaml")
+    over = load_catalogue([earlier], use_env=False)
+    second = calibrate_log_files([log], spec, catalogue=over)
+    assert not any(written(p) for p in second.parameters)
+    assert second.assumptions[0] == f"catalogue overrides loaded: {earlier}"
+    (path,) = write_override(second, tmp_path / "second.yaml")
+    header = path.read_text(encoding="utf-8")
+    assert f"# fitted over: catalogue overrides loaded: {earlier} (the values in use" in header
+    assert "links: []" in header
+
+
 def _one_row_log() -> str:
     """2 x 4 H100 (odissei, sweep 10) cut to its 8 GiB row: the header and comments kept."""
     path = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"

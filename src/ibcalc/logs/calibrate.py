@@ -71,12 +71,18 @@ from ibcalc.catalogue.releases import (
     older_than_compared,
     oldest_compared,
 )
-from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.cluster.resolve import (
+    CATALOGUE_OVERRIDES_NOTE,
+    ClusterSpec,
+    ResolvedCluster,
+    catalogue_override_notes,
+    resolve_cluster,
+)
 from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, DType
+from ibcalc.engine.types import COST_PARAMETERS_NOTE, Algorithm, Collective, DType
 from ibcalc.errors import FieldError, IbcalcError, InputFileError, OutputError, fill_fields
-from ibcalc.facade import CollectivePlan, as_collective
+from ibcalc.facade import CollectivePlan, as_collective, cost_parameter_notes
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
 from ibcalc.listing import listed
 from ibcalc.logs.bandwidth import NOT_BROKEN, names_library_choice
@@ -616,6 +622,10 @@ def calibrate(
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
     params = params if params is not None else builtin_cost_params()
     date = date or datetime.date.today().isoformat()
+    # the override files the fit is made over, whose values are those "in use" (a fit over an
+    # earlier fit's file confirmed its values and wrote none, and neither the report nor the
+    # new file named the earlier one, without which the new file gives the built-in values)
+    over = catalogue_override_notes(catalogue) + cost_parameter_notes(params)
     notes: list[tuple[str, str]] = []  # (the log, what was assumed for its run)
     cases: list[_Case] = []
     labels = list(sources) + [f"run {i + 1}" for i in range(len(sources), len(runs))]
@@ -1206,7 +1216,7 @@ def calibrate(
         rms_before=_rms(base),
         rms_after=_rms(fitted_after),
         rms_written=_rms(after),
-        assumptions=_merged_notes(notes),
+        assumptions=[*over, *_merged_notes(notes)],
         warnings=warnings,
         link_entries=_link_entries(parameters, catalogue, inputs, date, warned=warned),
         cost_entries=_cost_entries(parameters, inputs, date, warned=warned),
@@ -2629,6 +2639,11 @@ def _header(kind: str, calibration: Calibration, use: str, names: Mapping[str, s
         f"# fit: rms log error of the time {calibration.rms_before:.3f} -> "
         f"{calibration.rms_written:.3f} over {plural(calibration.rows, 'row')} with the values "
         "written",
+    ]
+    lines += [
+        f"# fitted over: {a} (the values in use below are with it: give it too, before this file)"
+        for a in calibration.assumptions
+        if a.startswith((CATALOGUE_OVERRIDES_NOTE, COST_PARAMETERS_NOTE))
     ]
     lines += [f"# warning: {w}" for w in calibration.warnings]
     # how NCCL's choice was priced (the release's tuner constants, the log's NCCL_ALGO and
