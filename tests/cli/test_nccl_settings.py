@@ -94,6 +94,24 @@ def test_a_name_nccl_does_not_list_is_offered_the_closest(
     assert result.exit_code == 2
 
 
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        # a collective's name where an algorithm belongs had been offered itself ('allreduce
+        # is not a name NCCL lists (did you mean allreduce?')
+        ("--nccl-algo", "allreduce"),
+        # a typo in the list had been offered a collective ('reduc': did you mean reduce?)
+        ("--nccl-proto", "reduc"),
+    ],
+)
+def test_a_name_in_the_list_is_offered_no_collective(flag: str, value: str) -> None:
+    """The list names algorithms or protocols, a prefix collectives: each is offered its own."""
+    result = CliRunner().invoke(app, ["allreduce", "--size", "8B", *H100_2, flag, value])
+    words = f"{value} is not a name NCCL lists"
+    assert result.output == f"error: {flag} '{value}': {words} (see 'ibcalc allreduce --help')\n"
+    assert result.exit_code == 2
+
+
 def test_a_setting_that_names_nothing_is_refused_in_one_line() -> None:
     """'^', ';;;' and '' name no algorithm or protocol: NCCL reads them as no setting, and the
     estimate had been NCCL's own choice, exit 0, without a word (review DH). Empty items beside

@@ -15,7 +15,7 @@ estimates (``--nccl-algo``, ``--nccl-proto``). Pure functions: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -116,11 +116,13 @@ class Selection(Generic[_T]):
 
     ``allowed``: the algorithms or protocols NCCL may use (``None``: the setting does not bear
     on this collective); ``listed``: the list that applies, as the log gives it; ``unknown``:
-    names in it, or collectives in its prefixes, NCCL's lists have not (matching nothing)."""
+    names in it, or collectives in its prefixes, NCCL's lists have not (matching nothing);
+    ``unknown_ops``: those of ``unknown`` written in a prefix, where a collective belongs."""
 
     allowed: frozenset[_T] | None
     listed: str
     unknown: tuple[str, ...] = ()
+    unknown_ops: tuple[str, ...] = ()
 
 
 def nccl_selection(value: str, names: Mapping[str, _T], collective: Collective) -> Selection[_T]:
@@ -143,8 +145,9 @@ def nccl_selection(value: str, names: Mapping[str, _T], collective: Collective) 
         unknown += [op.strip() for op in ops if collective_named(op) is None]
         if any(collective_named(op) is collective for op in ops):
             listed = tail
+    ops_unknown = tuple(unknown)
     if listed is None:
-        return Selection(None, "", tuple(unknown))
+        return Selection(None, "", ops_unknown, ops_unknown)
     # one leading ^ excludes; a second is part of the first name, which then matches nothing
     # (NCCL reads ^^Tree so: '^Tree' names no algorithm)
     excluded = listed.startswith("^")
@@ -153,7 +156,7 @@ def nccl_selection(value: str, names: Mapping[str, _T], collective: Collective) 
     unknown += [n.strip() for n in given if _key(n) not in names]
     everything = frozenset(names.values())
     allowed = everything - known if excluded else frozenset(known)
-    return Selection(allowed, listed, tuple(unknown))
+    return Selection(allowed, listed, tuple(unknown), ops_unknown)
 
 
 #: The settings that narrow NCCL's choice, the names each takes and the tuner-view table that
@@ -190,13 +193,19 @@ Said = tuple[str, str | None, str]
 
 
 def _unknown_names(
-    where: str, unknown: Sequence[str], names: Mapping[str, Algorithm | Protocol]
+    where: str, selection: Selection[Any], names: Mapping[str, Algorithm | Protocol]
 ) -> str:
     """What is said of names a setting gives that NCCL does not list (the CLI refuses it), with
-    the closest of NCCL's names where one is given (``rng``: did you mean Ring?), ``names``'
-    or a collective's."""
+    the closest of NCCL's names where one is given (``rng``: did you mean Ring?): a
+    collective's for a name in a prefix, ``names``' for one in the list (``allreduce`` alone
+    had been offered allreduce, and ``reduc`` in --nccl-proto reduce)."""
+    unknown = selection.unknown
     verb = "is not a name" if len(unknown) == 1 else "are not names"
-    listed = sorted({nccl_name(item) for item in names.values()}) + list(_FUNCTIONS)
+    listed = (
+        list(_FUNCTIONS)
+        if selection.unknown_ops
+        else sorted({nccl_name(item) for item in names.values()})
+    )
     hint = closest_hint(unknown[0], listed) if len(unknown) == 1 else ""
     return f"{where}: {', '.join(unknown)} {verb} NCCL lists{hint}"
 
@@ -238,7 +247,7 @@ def select(
             if selection.unknown and "$" not in value and "`" not in value:
                 # a typo is one whatever the collective (--nccl-proto foo had been refused on
                 # all-reduce and taken on all-to-all, review BD)
-                say(_unknown_names(where, selection.unknown, names))
+                say(_unknown_names(where, selection, names))
             say(
                 f"{where} is not applied: {collective.value} is made of NCCL's point-to-point "
                 f"sends and receives, {_P2P_REASON[variable]}"
@@ -253,7 +262,7 @@ def select(
                 "does not show to what"
             )
         elif selection.unknown:
-            say(_unknown_names(where, selection.unknown, names))
+            say(_unknown_names(where, selection, names))
         if selection.allowed is None:
             say(f"{where} gives no list for {collective.value}: NCCL's own choice")
             continue
