@@ -293,11 +293,11 @@ def test_a_time_past_the_limit_says_the_limit() -> None:
     assert parse_time("8760h") == 365 * 24 * 3600
 
 
-@pytest.mark.parametrize("number", ["0e99999999999999999999", "1e-99999999999999999999"])
-def test_a_power_past_a_decimal_s_reads_as_the_float_it_is(number: str) -> None:
+def test_a_power_past_a_decimal_s_reads_as_the_float_it_is() -> None:
     """A power of ten past what a decimal holds (10^18) had raised decimal's InvalidOperation,
-    an internal error (exit 3) for --rtt, --storage-fabric or a design file's max_time; the
-    number is 0 as a float, so it is refused as 0 is."""
+    an internal error (exit 3) for --rtt, --storage-fabric or a design file's max_time; a zero
+    so written is 0, and refused as 0 is."""
+    number = "0e99999999999999999999"
     assert parse_time(f"{number}ms") == 0.0
     with pytest.raises(UnitError) as info:
         parse_time(f"{number}ms", allow_zero=False)
@@ -305,6 +305,22 @@ def test_a_power_past_a_decimal_s_reads_as_the_float_it_is(number: str) -> None:
     with pytest.raises(UnitError) as info:
         parse_bandwidth(f"{number}GB/s")
     assert str(info.value) == f"bandwidth '{number}GB/s' is zero; give a rate above zero"
+
+
+@pytest.mark.parametrize(
+    "number", ["1e-99999999999999999999", "1e-400", "2.5e-340", "0.001e-99999999999999999999"]
+)
+@pytest.mark.parametrize("unit", ["s", "ms", "h"])
+def test_a_positive_number_too_small_for_a_float_is_not_zero(number: str, unit: str) -> None:
+    """Below a float's least, 5e-324, a positive time or rate reads as that least float, which
+    every range refuses as too small: it had read as 0, so '--rtt 1e-400ms' was told it 'must be
+    positive' and '--storage-fabric 1e-400TB/s' that it 'is zero'. Its negative is negative."""
+    least = math.ulp(0.0)
+    assert parse_time(f"{number}{unit}", allow_zero=False) == least
+    assert parse_bandwidth(f"{number}B/s") == parse_bandwidth(f"{number}Tb/s") == least
+    with pytest.raises(UnitError) as info:
+        parse_time(f"-{number}{unit}", allow_zero=False)
+    assert str(info.value) == f"time '-{number}{unit}' is negative"
 
 
 def test_binary_rate_refusals() -> None:

@@ -476,7 +476,7 @@ def parse_time(
             raise UnitError(
                 f"{what} {shown(raw)}: M is mega, not milli; write {match['num']}{unit.lower()}"
             )
-        if factor != 1:
+        if factor != 1 or seconds == 0:
             seconds = (
                 _exact(match["num"], multiplier=round(factor))
                 if factor >= 1
@@ -505,12 +505,20 @@ def _exact(number: str, multiplier: int = 1, divisor: int = 1) -> float:
     except decimal.InvalidOperation:
         # a power of ten past a decimal's (1e-99999999999999999999): the float the text reads
         # as, 0 or infinity, is already the product's
-        return float(number) * multiplier / divisor
-    # room for every digit of the product and quotient (a divisor here is 10^k or 8), so that
-    # neither rounds
-    digits = len(value.as_tuple().digits) + len(str(multiplier)) + len(str(divisor)) + 8
-    exact = decimal.Context(prec=digits)
-    return float(exact.divide(exact.multiply(value, multiplier), divisor))
+        product = float(number) * multiplier / divisor
+        nonzero = any(digit in "123456789" for digit in number.lower().partition("e")[0])
+    else:
+        # room for every digit of the product and quotient (a divisor here is 10^k or 8), so
+        # that neither rounds
+        digits = len(value.as_tuple().digits) + len(str(multiplier)) + len(str(divisor)) + 8
+        exact = decimal.Context(prec=digits)
+        product = float(exact.divide(exact.multiply(value, multiplier), divisor))
+        nonzero = bool(value)
+    if product == 0 and nonzero:
+        # a number too small for a float is not zero: the least float of its sign, which every
+        # range refuses as too small ('--rtt 1e-400ms' had been told it must be positive)
+        return -math.ulp(0.0) if number.lstrip().startswith("-") else math.ulp(0.0)
+    return product
 
 
 def gbps_from_Bps(bw_Bps: float) -> float:
