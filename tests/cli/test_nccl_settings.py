@@ -112,6 +112,25 @@ def test_a_name_in_the_list_is_offered_no_collective(flag: str, value: str) -> N
     assert result.exit_code == 2
 
 
+@pytest.mark.parametrize(
+    ("command", "value", "name"),
+    [("allreduce", "$ALGO", "$ALGO"), ("allreduce", "ring,$x", "$x"), ("alltoall", "$x", "$x")],
+)
+def test_a_dollar_typed_in_a_setting_is_a_name_like_any_other(
+    command: str, value: str, name: str
+) -> None:
+    """A '$' reached the command line quoted, so no shell expands it: it is a name NCCL does
+    not list. It had been refused as a log's job script is read, 'where a shell expanded it,
+    the log does not show to what', with no log in sight (all-reduce), or taken as 'not
+    applied' (all-to-all), where any other name NCCL does not list is refused."""
+    result = CliRunner().invoke(app, [command, "--size", "8B", *H100_2, "--nccl-algo", value])
+    words = f"{name} is not a name NCCL lists"
+    assert result.output == (
+        f"error: --nccl-algo '{value}': {words} (see 'ibcalc {command} --help')\n"
+    )
+    assert result.exit_code == 2
+
+
 def test_a_setting_that_names_nothing_is_refused_in_one_line() -> None:
     """'^', ';;;' and '' name no algorithm or protocol: NCCL reads them as no setting, and the
     estimate had been NCCL's own choice, exit 0, without a word (review DH). Empty items beside

@@ -839,7 +839,9 @@ def selection_of(
         )
         if value is not None
     }
-    selection, said = select(settings, collective, params, subject=None, source="")
+    selection, said = select(
+        settings, collective, params, subject=None, source="", printed_script=False
+    )
     for _field, _value, text in said:
         if " NCCL lists" in text:
             raise CliUsageError(_quoted_setting(text, settings.values()))

@@ -218,6 +218,7 @@ def select(
     subject: str | None = "the expectation",
     source: str = "the log's ",
     ll128_priced: bool = True,
+    printed_script: bool = True,
 ) -> tuple[RunSelection, list[Said]]:
     """What ``settings`` (variable -> (its value, how to name it: ``NCCL_ALGO=^NVLS (line
     4)``)) rule out for ``collective``, as the tuner-view entries that switch it off
@@ -228,7 +229,9 @@ def select(
     narrowed already (what it lacks is neither said to be left nor ruled out again).
     All-to-all and send/recv are NCCL's point-to-point operations, which read neither: not
     applied there. ``ll128_priced`` False: the model does not price LL128 on the cluster, and
-    a setting that leaves it on says the figure sets it aside."""
+    a setting that leaves it on says the figure sets it aside. ``printed_script`` False: the
+    settings were typed, not printed by a job script, so a ``$`` or a backquote in one is a
+    name like any other, not a value a shell may have expanded (the command line's)."""
     overlay: dict[str, Any] = {}
     forced: Algorithm | None = None
     ll128_named: str | None = None
@@ -243,8 +246,9 @@ def select(
             said.append((field, value, text))
 
         selection = nccl_selection(value, names, collective)
+        unexpanded = printed_script and ("$" in value or "`" in value)
         if collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV):
-            if selection.unknown and "$" not in value and "`" not in value:
+            if selection.unknown and not unexpanded:
                 # a typo is one whatever the collective (--nccl-proto foo had been refused on
                 # all-reduce and taken on all-to-all, review BD)
                 say(_unknown_names(where, selection, names))
@@ -253,7 +257,7 @@ def select(
                 f"sends and receives, {_P2P_REASON[variable]}"
             )
             continue
-        if "$" in value or "`" in value:
+        if unexpanded:
             # a job script printed as written ('NCCL_PROTO=$p ./all_reduce_perf' in a loop): the
             # setting is there, its value is not, so no expectation can be chosen for it
             # (single-quoted, or as NCCL prints it, the value is literal: no name either way)
