@@ -1908,6 +1908,10 @@ def test_collective_phase_bytes_are_whole_numbers_in_json() -> None:
             [
                 "--zero <int> ZeRO stage (0..3;",
                 "--virtual-stages <int> Model chunks per pipeline stage (1..1024; above 1",
+                # the range beside the option's own words: placed after 'setting the
+                # micro-batches per step', 1..1000000000 had read as theirs (1..1000000)
+                "--global-batch <int> Sequences per step over all DP ranks (1..1000000000; "
+                "sets the micro-batches per step).",
             ],
         ),
         ("infer", ["--kv-nics <int> NICs the KV-cache transfer may use (1..256)."]),
