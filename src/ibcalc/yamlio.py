@@ -46,6 +46,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_NODES",
     "MIRRORED",
+    "YAML_FLOAT",
     "Document",
     "FileKind",
     "TrustedDocument",
@@ -495,6 +496,10 @@ _YAML11_FORMS: tuple[tuple[Callable[[], re.Pattern[str]], str], ...] = (
 )
 
 
+#: A float as YAML 1.1 reads a plain scalar (a point, and a sign in any exponent: ``1.0e+3``);
+#: the loader's resolver (:mod:`ibcalc.yamlparse`) and the messages below share it.
+YAML_FLOAT = r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+][0-9]+)?"
+_QUOTED_FLOAT = lazy_pattern(rf"\s*{YAML_FLOAT}\s*")
 #: A number written with a power of ten YAML reads as text (no point or no sign: ``1e3``).
 _POWER_TEXT = lazy_pattern(
     r"\s*[-+]?(?:[0-9]+[eE][-+]?[0-9]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][0-9]+)\s*"
@@ -538,6 +543,10 @@ def _type_message(error: Any) -> str | None:
     if what == "an integer" and re.fullmatch(r"\s*[-+]?(?:0|[1-9][0-9]*)\s*", value):
         # a decimal integer is text only when quoted: nodes: "32" had read "'32' is not an
         # integer", beside "'12' is text, not a number: write it without quotes" for a ratio
+        return f"{shown(value)} is text, not an integer: write it without quotes"
+    if what == "an integer" and _QUOTED_FLOAT().fullmatch(value) and float(value).is_integer():
+        # text YAML would read as a whole number unquoted: nodes: "1.0e+3" had read "'1.0e+3' is
+        # not an integer", which it is, as "32" had
         return f"{shown(value)} is text, not an integer: write it without quotes"
     if what == "an integer" and _POWER_TEXT().fullmatch(value):
         # nodes: 1e3 had read "'1e3' is not an integer", which it is, where a ratio's field

@@ -19,7 +19,7 @@ import yaml
 from ibcalc.errors import InputFileError, ValidationProblem
 from ibcalc.fileio import ReadRefused, read_regular
 from ibcalc.textsafe import has_surrogate, join_surrogate_pairs, printable, shown
-from ibcalc.yamlio import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, Document
+from ibcalc.yamlio import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, YAML_FLOAT, Document
 
 __all__ = ["CSafeLoader", "SafeLoader", "load_yaml", "safe_load"]
 
@@ -32,7 +32,7 @@ _C_ERRORS_ABOVE_BYTES = 512 * 1024
 #: Implicit types kept from YAML 1.1 (everything else a plain scalar could become is a string).
 _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _INT = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
-_FLOAT = re.compile(r"^[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+][0-9]+)?$")
+_FLOAT = re.compile(rf"^{YAML_FLOAT}$")
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _KEPT: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("tag:yaml.org,2002:bool", _BOOL, "tTfF"),

@@ -576,6 +576,17 @@ def test_design_show_reports_every_problem(
             "fabric: {radix: ' 64', tiers: 2}\n",
             "2:10: fabric.radix: ' 64' is text, not an integer: write it without quotes",
         ),
+        # a quoted whole number YAML would read unquoted had read "'6.4e+1' is not an
+        # integer", which it is, as a quoted "8" had; a quoted fraction is no integer
+        (
+            "fabric: {radix: '6.4e+1', tiers: 2}\n",
+            "2:10: fabric.radix: '6.4e+1' is text, not an integer: write it without quotes",
+        ),
+        (
+            'gpus_per_node: "8.0"\n',
+            "2:1: gpus_per_node: '8.0' is text, not an integer: write it without quotes",
+        ),
+        ("gpus_per_node: '1.5'\n", "2:1: gpus_per_node: '1.5' is not an integer"),
         # a count written with a power of ten, which YAML leaves text, had read "'8e0' is not
         # an integer", where a ratio's field says why
         (
