@@ -4,6 +4,7 @@ after a model change and paste their output)."""
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from pathlib import Path
@@ -486,3 +487,18 @@ def test_nccl_check_guide_calibration_commands_run_in_turn(
         if written:
             result = CliRunner().invoke(app, check[1], env={**check[0], "COLUMNS": "100"})
             assert result.exit_code == 0, result.output
+
+
+def test_nccl_check_guide_error_conventions_read_one_run_as_it_says() -> None:
+    """docs/nccl-check.md gives one run read both ways: calibrate's exp(|ln(measured /
+    predicted)|) - 1 at 400 % and the table's |predicted / measured - 1| at 80 %. Both hold of a
+    run 5x slower than predicted (log13's latency rows, 564.5 us measured at 1 KiB against
+    110.1 us predicted); of a run 5x faster, as the page had it, the table's reads 400 % too."""
+    said = _said(
+        "nccl-check.md",
+        r"a run 5x (faster|slower) than predicted reads 4\.0 \(400 %\).*?"
+        r"`\|predicted / measured - 1\|` instead, which reads the same run as ([0-9]+) %",
+    )
+    measured_over_predicted = 5.0 if said.group(1) == "slower" else 1 / 5.0
+    assert math.expm1(abs(math.log(measured_over_predicted))) == pytest.approx(4.0)
+    assert abs(1 / measured_over_predicted - 1) == pytest.approx(int(said.group(2)) / 100)

@@ -987,7 +987,7 @@ def render_calibration(
             if f"{calibration.rms_written:.3f}" != f"{calibration.rms_after:.3f}"
             else ""
         )
-        # the errors are the factor off either way, less one: a run 5x faster than predicted
+        # the errors are the factor off either way, less one: a run 5x slower than predicted
         # reads 400 %, where benchmarks' |predicted / measured - 1| reads 80 % (a QA pass found
         # 396.8 % here and 79.9 % in docs/nccl-check.md's table for one run, both "median error")
         + "(latency: median |error| of sizes <= 64 KiB; bandwidth: of sizes >= 64 MiB; an error "
