@@ -4,10 +4,13 @@ after a model change and paste their output)."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shlex
+import statistics
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -502,3 +505,59 @@ def test_nccl_check_guide_error_conventions_read_one_run_as_it_says() -> None:
     measured_over_predicted = 5.0 if said.group(1) == "slower" else 1 / 5.0
     assert math.expm1(abs(math.log(measured_over_predicted))) == pytest.approx(4.0)
     assert abs(1 / measured_over_predicted - 1) == pytest.approx(int(said.group(2)) / 100)
+
+
+def _json_of(args: list[str]) -> Any:
+    """What a command prints on stdout with ``--format json`` (its 'wrote' lines are stderr's)."""
+    result = CliRunner().invoke(app, [*args, "--format", "json"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _median_off(rows: list[dict[str, Any]], regime: str) -> str:
+    """The median |predicted / measured - 1| of nccl-check's rows of ``regime``, as the page
+    prints it (``2.7 %``)."""
+    off = [
+        abs(r["expected_time_us"] / r["measured_time_us"] - 1)
+        for r in rows
+        if r["regime"] == regime
+    ]
+    return f"{statistics.median(off):.1%}".replace("%", " %")
+
+
+def test_nccl_check_guide_one_collective_fit_figures_are_current_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/nccl-check.md's first row of 'Fitted on one collective, used for every one': the
+    whole 1 x 4 H100 reduce_scatter sweep fitted, its all_reduce sweep checked with and without
+    the file. The fitted NVLink latency is 2.49 us (the page had 2.44 us, the calibrate-on-half
+    table's fit on half the sizes), the medians are those of nccl-check's rows, and the 4 B row
+    is 17.3 -> 26.0 us predicted, 17.1 us measured."""
+    one, two = (
+        "13_allreduce_1node_4xH100_intranode.txt",
+        "14_reducescatter_1node_4xH100_intranode.txt",
+    )
+    for name in (one, two):
+        (tmp_path / name).write_bytes((SWEEPS / name).read_bytes())
+    monkeypatch.chdir(tmp_path)
+    fitted = {p["name"]: p for p in _json_of(["calibrate", two, "-o", "fit.yaml"])["parameters"]}
+    latency_us = fitted["nvlink4-mesh4.transport_latency"]["value"] / 1e-6
+    assert latency_us == pytest.approx(2.49, abs=0.005)
+    runs = [
+        _json_of(["nccl-check", one, *extra])["runs"][0]["rows"]
+        for extra in ([], ["--catalogue", "fit.yaml"])
+    ]
+    cells = " | ".join(
+        f"{_median_off(runs[0], regime)} -> {_median_off(runs[1], regime)}"
+        for regime in ("latency", "mid", "bandwidth")
+    )
+    assert cells == "2.7 % -> 55.4 % | 5.0 % -> 48.9 % | 7.9 % -> 17.4 %"
+    _said("nccl-check.md", rf"\| 13 all_reduce, same node \| {re.escape(cells)} \|")
+    four = [next(r for r in rows if r["size_bytes"] == 4) for rows in runs]
+    _said(
+        "nccl-check.md",
+        rf"puts {latency_us:.2f} us on each NVLink step \(`nvlink4-mesh4` transport latency 0 -> "
+        rf"{latency_us:.2f} us\); the all-reduce takes twice the steps and its 4 B row goes from "
+        rf"{four[0]['expected_time_us']:.1f} us predicted to {four[1]['expected_time_us']:.1f} us, "
+        rf"measured {four[0]['measured_time_us']:.1f} us\.",
+    )
