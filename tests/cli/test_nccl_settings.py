@@ -131,6 +131,24 @@ def test_a_dollar_typed_in_a_setting_is_a_name_like_any_other(
     assert result.exit_code == 2
 
 
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        ("allgather:rng", "rng is not a name NCCL lists (did you mean Ring?"),
+        ("allgather:rng;allreduce:tree", "rng is not a name NCCL lists (did you mean Ring?"),
+        ("allgather:Simple,LL12", "LL12 is not a name NCCL lists (did you mean LL128?"),
+    ],
+)
+def test_a_typo_in_another_collective_s_list_is_refused(value: str, named: str) -> None:
+    """A name NCCL does not list is a typo whichever collective's list holds it: an all-reduce
+    with '--nccl-algo allgather:rng' had gone on, the setting said to leave all_reduce to NCCL
+    (exit 0), where 'allreduce:rng' is refused."""
+    flag = "--nccl-proto" if "Simple" in value else "--nccl-algo"
+    result = CliRunner().invoke(app, ["allreduce", "--size", "8B", *H100_2, flag, value])
+    assert result.output == f"error: {flag} '{value}': {named} see 'ibcalc allreduce --help')\n"
+    assert result.exit_code == 2
+
+
 def test_a_setting_that_names_nothing_is_refused_in_one_line() -> None:
     """'^', ';;;' and '' name no algorithm or protocol: NCCL reads them as no setting, and the
     estimate had been NCCL's own choice, exit 0, without a word (review DH). Empty items beside

@@ -192,6 +192,15 @@ def test_unknown_collective_prefixes_are_said() -> None:
     assert got.unknown == ("alreduce",)
 
 
+def test_a_name_in_another_collective_s_list_is_unknown_too() -> None:
+    """'allgather:rng' leaves an all-reduce to NCCL's choice, and names no algorithm NCCL has:
+    the name is said whichever collective's list holds it, once, after the prefixes'."""
+    got = nccl_selection("allgather:rng,tree;alreduce:rng;allreduce:^Ring", NCCL_ALGO_NAMES, AR)
+    assert got.allowed == frozenset(NCCL_ALGO_NAMES.values()) - {Algorithm.RING}
+    assert got.unknown == ("alreduce", "rng")
+    assert got.unknown_ops == ("alreduce",)
+
+
 def _sweep(name: str, first_line: str) -> Path:
     """A copy of a published sweep with ``first_line`` before its first line."""
     text = (SWEEPS / name).read_text(encoding="utf-8")

@@ -137,7 +137,9 @@ def nccl_selection(value: str, names: Mapping[str, _T], collective: Collective) 
     none."""
     listed: str | None = None
     unknown: list[str] = []
+    tails: list[str] = []
     for prefix, tail in setting_entries(value):
+        tails.append(tail)
         if prefix is None:
             listed = tail
             continue
@@ -146,17 +148,24 @@ def nccl_selection(value: str, names: Mapping[str, _T], collective: Collective) 
         if any(collective_named(op) is collective for op in ops):
             listed = tail
     ops_unknown = tuple(unknown)
+    # a name no list of NCCL's has is one in any entry, the collective's or another's
+    # ('allgather:rng' had been taken for an all-reduce, where 'allreduce:rng' is refused)
+    for tail in tails:
+        unknown += [n for n in _names_in(tail) if _key(n) not in names and n not in unknown]
     if listed is None:
-        return Selection(None, "", ops_unknown, ops_unknown)
-    # one leading ^ excludes; a second is part of the first name, which then matches nothing
-    # (NCCL reads ^^Tree so: '^Tree' names no algorithm)
+        return Selection(None, "", tuple(unknown), ops_unknown)
     excluded = listed.startswith("^")
-    given = [n for n in listed.removeprefix("^").split(",") if n.strip()]
-    known = {names[_key(n)] for n in given if _key(n) in names}
-    unknown += [n.strip() for n in given if _key(n) not in names]
+    known = {names[_key(n)] for n in _names_in(listed) if _key(n) in names}
     everything = frozenset(names.values())
     allowed = everything - known if excluded else frozenset(known)
     return Selection(allowed, listed, tuple(unknown), ops_unknown)
+
+
+def _names_in(listed: str) -> list[str]:
+    """The names of a list (``^Tree,Ring``), stripped: one leading ^ excludes; a second is part
+    of the first name, which then matches nothing (NCCL reads ^^Tree so: '^Tree' names no
+    algorithm)."""
+    return [n.strip() for n in listed.removeprefix("^").split(",") if n.strip()]
 
 
 #: The settings that narrow NCCL's choice, the names each takes and the tuner-view table that
