@@ -544,9 +544,14 @@ def _type_message(error: Any) -> str | None:
         # a decimal integer is text only when quoted: nodes: "32" had read "'32' is not an
         # integer", beside "'12' is text, not a number: write it without quotes" for a ratio
         return f"{shown(value)} is text, not an integer: write it without quotes"
-    if what == "an integer" and _QUOTED_FLOAT().fullmatch(value) and float(value).is_integer():
+    if (
+        what == "an integer"
+        and _QUOTED_FLOAT().fullmatch(value)
+        and float(value.strip()).is_integer()
+    ):
         # text YAML would read as a whole number unquoted: nodes: "1.0e+3" had read "'1.0e+3' is
-        # not an integer", which it is, as "32" had
+        # not an integer", which it is, as "32" had (stripped first: \s and str.strip() take
+        # \x1c as space and float() does not, so "\x1c8.0" had been an internal error)
         return f"{shown(value)} is text, not an integer: write it without quotes"
     if what == "an integer" and _POWER_TEXT().fullmatch(value):
         # nodes: 1e3 had read "'1e3' is not an integer", which it is, where a ratio's field

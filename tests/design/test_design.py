@@ -587,6 +587,12 @@ def test_design_show_reports_every_problem(
             "2:1: gpus_per_node: '8.0' is text, not an integer: write it without quotes",
         ),
         ("gpus_per_node: '1.5'\n", "2:1: gpus_per_node: '1.5' is not an integer"),
+        # a space float() does not take before the number (an information separator, which \s
+        # matches) had been an internal error, exit 3
+        (
+            'gpus_per_node: "\\x1c8.0"\n',
+            "2:1: gpus_per_node: '\\x1c8.0' is text, not an integer: write it without quotes",
+        ),
         # a count written with a power of ten, which YAML leaves text, had read "'8e0' is not
         # an integer", where a ratio's field says why
         (
