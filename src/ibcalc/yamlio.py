@@ -557,8 +557,8 @@ def _type_message(error: Any) -> str | None:
         # nodes: 1e3 had read "'1e3' is not an integer", which it is, where a ratio's field
         # says why YAML left it text
         return (
-            f"{shown(value)} is text, not an integer: YAML reads an exponent without a point "
-            "and a sign as text; write the count in digits"
+            f"{shown(value)} is text, not an integer: YAML reads an exponent as text unless "
+            "the number has a point and the exponent a sign; write the count in digits"
         )
     return f"{shown(value)} is not {what}"
 

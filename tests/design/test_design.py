@@ -597,8 +597,8 @@ def test_design_show_reports_every_problem(
         # an integer", where a ratio's field says why
         (
             "gpus_per_node: 8e0\n",
-            "2:1: gpus_per_node: '8e0' is text, not an integer: YAML reads an exponent without a "
-            "point and a sign as text; write the count in digits",
+            "2:1: gpus_per_node: '8e0' is text, not an integer: YAML reads an exponent as text "
+            "unless the number has a point and the exponent a sign; write the count in digits",
         ),
         # a requirement key with nothing under it had read "empty requirement: use one of
         # allreduce, ...", which named the key written; beside another key it had been dropped

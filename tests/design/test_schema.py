@@ -254,10 +254,18 @@ def test_a_whole_count_written_with_a_point_is_that_count() -> None:
     [
         ("true", "true is not a number"),
         ("'12'", "'12' is text, not a number: write it without quotes"),
-        ("1e4", "YAML reads an exponent without a point and a sign as text (write 1.0e+4,"),
+        (
+            "1e4",
+            "YAML reads an exponent as text unless the number has a point and the exponent a sign "
+            "(write 1.0e+4,",
+        ),
         # the hint where it is sure: the exponent's own value, no quotes to drop (review BJ);
         # a point without a sign is text too, and other digits than ASCII (review BK)
-        ("5e-1", "YAML reads an exponent without a point and a sign as text (write 5.0e-1,"),
+        (
+            "5e-1",
+            "YAML reads an exponent as text unless the number has a point and the exponent a sign "
+            "(write 5.0e-1,",
+        ),
         ("1.5e4", "(write 1.5e+4, without quotes)"),
         ("'\u0661\u0662'", "is text, not a number\n"),
         ("inf", "'inf' is text, not a number"),
