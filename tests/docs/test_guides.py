@@ -561,3 +561,30 @@ def test_nccl_check_guide_one_collective_fit_figures_are_current_output(
         rf"{four[0]['expected_time_us']:.1f} us predicted to {four[1]['expected_time_us']:.1f} us, "
         rf"measured {four[0]['measured_time_us']:.1f} us\.",
     )
+
+
+def test_nccl_check_guide_one_collective_fit_second_row_is_current_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table's second row, every cell: the 2 x A100 PCIe all_reduce sweep fitted, the
+    sendrecv sweep of the same pair checked with and without the file (small sizes closer,
+    37.1 -> 19.0 %, large ones further off, 3.2 -> 23.0 %). The row had shown the bandwidth cell
+    alone, which hid that the same fit helps the small sizes."""
+    fit, check = (
+        "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt",
+        "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt",
+    )
+    for name in (fit, check):
+        (tmp_path / name).write_bytes((SWEEPS / name).read_bytes())
+    monkeypatch.chdir(tmp_path)
+    _json_of(["calibrate", fit, "--system", "a100-pcie-pair", "-N", "1", "-o", "fit.yaml"])
+    base = ["nccl-check", check, "--system", "a100-pcie-pair", "-N", "1"]
+    runs = [
+        _json_of([*base, *extra])["runs"][0]["rows"] for extra in ([], ["--catalogue", "fit.yaml"])
+    ]
+    cells = " | ".join(
+        f"{_median_off(runs[0], regime)} -> {_median_off(runs[1], regime)}"
+        for regime in ("latency", "mid", "bandwidth")
+    )
+    assert cells == "37.1 % -> 19.0 % | 12.3 % -> 13.0 % | 3.2 % -> 23.0 %"
+    _said("nccl-check.md", rf"\| 26 sendrecv, same pair \| {re.escape(cells)} \|")
