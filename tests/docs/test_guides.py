@@ -525,6 +525,27 @@ def _median_off(rows: list[dict[str, Any]], regime: str) -> str:
     return f"{statistics.median(off):.1%}".replace("%", " %")
 
 
+def _fit_then_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fit: str, check: str, options: list[str]
+) -> tuple[dict[str, Any], list[list[dict[str, Any]]], str]:
+    """The sweep ``fit`` calibrated into fit.yaml, the sweep ``check`` checked without and with
+    it (``options`` given to both): calibrate's JSON, nccl-check's rows of each, and the table's
+    three cells of docs/nccl-check.md's 'Fitted on one collective' (``2.7 % -> 55.4 % | ...``)."""
+    for name in (fit, check):
+        (tmp_path / name).write_bytes((SWEEPS / name).read_bytes())
+    monkeypatch.chdir(tmp_path)
+    fitted = _json_of(["calibrate", fit, *options, "-o", "fit.yaml"])
+    runs = [
+        _json_of(["nccl-check", check, *options, *extra])["runs"][0]["rows"]
+        for extra in ([], ["--catalogue", "fit.yaml"])
+    ]
+    cells = " | ".join(
+        f"{_median_off(runs[0], regime)} -> {_median_off(runs[1], regime)}"
+        for regime in ("latency", "mid", "bandwidth")
+    )
+    return fitted, runs, cells
+
+
 def test_nccl_check_guide_one_collective_fit_figures_are_current_output(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -533,24 +554,16 @@ def test_nccl_check_guide_one_collective_fit_figures_are_current_output(
     the file. The fitted NVLink latency is 2.49 us (the page had 2.44 us, the calibrate-on-half
     table's fit on half the sizes), the medians are those of nccl-check's rows, and the 4 B row
     is 17.3 -> 26.0 us predicted, 17.1 us measured."""
-    one, two = (
-        "13_allreduce_1node_4xH100_intranode.txt",
+    calibration, runs, cells = _fit_then_check(
+        tmp_path,
+        monkeypatch,
         "14_reducescatter_1node_4xH100_intranode.txt",
+        "13_allreduce_1node_4xH100_intranode.txt",
+        [],
     )
-    for name in (one, two):
-        (tmp_path / name).write_bytes((SWEEPS / name).read_bytes())
-    monkeypatch.chdir(tmp_path)
-    fitted = {p["name"]: p for p in _json_of(["calibrate", two, "-o", "fit.yaml"])["parameters"]}
+    fitted = {p["name"]: p for p in calibration["parameters"]}
     latency_us = fitted["nvlink4-mesh4.transport_latency"]["value"] / 1e-6
     assert latency_us == pytest.approx(2.49, abs=0.005)
-    runs = [
-        _json_of(["nccl-check", one, *extra])["runs"][0]["rows"]
-        for extra in ([], ["--catalogue", "fit.yaml"])
-    ]
-    cells = " | ".join(
-        f"{_median_off(runs[0], regime)} -> {_median_off(runs[1], regime)}"
-        for regime in ("latency", "mid", "bandwidth")
-    )
     assert cells == "2.7 % -> 55.4 % | 5.0 % -> 48.9 % | 7.9 % -> 17.4 %"
     _said("nccl-check.md", rf"\| 13 all_reduce, same node \| {re.escape(cells)} \|")
     four = [next(r for r in rows if r["size_bytes"] == 4) for rows in runs]
@@ -570,21 +583,12 @@ def test_nccl_check_guide_one_collective_fit_second_row_is_current_output(
     sendrecv sweep of the same pair checked with and without the file (small sizes closer,
     37.1 -> 19.0 %, large ones further off, 3.2 -> 23.0 %). The row had shown the bandwidth cell
     alone, which hid that the same fit helps the small sizes."""
-    fit, check = (
+    _, _, cells = _fit_then_check(
+        tmp_path,
+        monkeypatch,
         "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt",
         "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt",
-    )
-    for name in (fit, check):
-        (tmp_path / name).write_bytes((SWEEPS / name).read_bytes())
-    monkeypatch.chdir(tmp_path)
-    _json_of(["calibrate", fit, "--system", "a100-pcie-pair", "-N", "1", "-o", "fit.yaml"])
-    base = ["nccl-check", check, "--system", "a100-pcie-pair", "-N", "1"]
-    runs = [
-        _json_of([*base, *extra])["runs"][0]["rows"] for extra in ([], ["--catalogue", "fit.yaml"])
-    ]
-    cells = " | ".join(
-        f"{_median_off(runs[0], regime)} -> {_median_off(runs[1], regime)}"
-        for regime in ("latency", "mid", "bandwidth")
+        ["--system", "a100-pcie-pair", "-N", "1"],
     )
     assert cells == "37.1 % -> 19.0 % | 12.3 % -> 13.0 % | 3.2 % -> 23.0 %"
     _said("nccl-check.md", rf"\| 26 sendrecv, same pair \| {re.escape(cells)} \|")
