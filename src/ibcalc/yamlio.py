@@ -41,6 +41,7 @@ from ibcalc.textsafe import (
 )
 
 __all__ = [
+    "EXPONENT_AS_TEXT",
     "FILE_KINDS",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
@@ -500,6 +501,11 @@ _YAML11_FORMS: tuple[tuple[Callable[[], re.Pattern[str]], str], ...] = (
 #: the loader's resolver (:mod:`ibcalc.yamlparse`) and the messages below share it.
 YAML_FLOAT = r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+][0-9]+)?"
 _QUOTED_FLOAT = lazy_pattern(rf"\s*{YAML_FLOAT}\s*")
+#: Why YAML 1.1 left a number with an exponent as text, as the refusals of a count (here) and of
+#: a ratio (:mod:`ibcalc.design.schema`) say it.
+EXPONENT_AS_TEXT = (
+    "YAML reads an exponent as text unless the number has a point and the exponent a sign"
+)
 #: A number written with a power of ten YAML reads as text (no point or no sign: ``1e3``).
 _POWER_TEXT = lazy_pattern(
     r"\s*[-+]?(?:[0-9]+[eE][-+]?[0-9]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][0-9]+)\s*"
@@ -557,8 +563,7 @@ def _type_message(error: Any) -> str | None:
         # nodes: 1e3 had read "'1e3' is not an integer", which it is, where a ratio's field
         # says why YAML left it text
         return (
-            f"{shown(value)} is text, not an integer: YAML reads an exponent as text unless "
-            "the number has a point and the exponent a sign; write the count in digits"
+            f"{shown(value)} is text, not an integer: {EXPONENT_AS_TEXT}; write the count in digits"
         )
     return f"{shown(value)} is not {what}"
 

@@ -135,12 +135,16 @@ def _with_power(raw: str) -> tuple[str, str] | None:
     return sign, str(int(value))
 
 
+#: The count a refusal of a count that is none shows as an example, where the range takes it.
+_EXAMPLE_COUNT = 4
+
+
 def _example(low: int | None, high: int | None) -> int:
-    """A count to show in the refusal of a count that is none: 4, or the range's low end where
-    4 lies outside it (``--zero`` takes 0..3)."""
-    if _within(4, low, high):
-        return 4
-    return low if low is not None else high if high is not None else 4
+    """A count to show in the refusal of a count that is none: :data:`_EXAMPLE_COUNT`, or the
+    range's low end where it lies outside (``--zero`` takes 0..3)."""
+    if _within(_EXAMPLE_COUNT, low, high):
+        return _EXAMPLE_COUNT
+    return low if low is not None else high if high is not None else _EXAMPLE_COUNT
 
 
 def whole(

@@ -69,7 +69,7 @@ from ibcalc.units import (
     parse_size,
     parse_time,
 )
-from ibcalc.yamlio import model_keys
+from ibcalc.yamlio import EXPONENT_AS_TEXT, model_keys
 
 __all__ = [
     "COLLECTIVE_KEYS",
@@ -302,8 +302,7 @@ def _a_number(value: Any) -> Any:
         exponent = re.fullmatch(r"\s*([+-]?[0-9]+)(\.[0-9]*)?[eE]([+-]?)([0-9]+)\s*", value)
         plain = re.fullmatch(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)\s*", value)
         hint = (
-            ": YAML reads an exponent as text unless the number has a point and the exponent "
-            "a sign (write "
+            f": {EXPONENT_AS_TEXT} (write "
             f"{exponent[1]}{exponent[2] if exponent[2] and len(exponent[2]) > 1 else '.0'}"
             f"e{exponent[3] or '+'}{exponent[4]}, without quotes)"
             if exponent
