@@ -34,6 +34,8 @@ from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue, Link
 from ibcalc.catalogue.releases import for_stated_release
 from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
+from ibcalc.engine.algorithms.alltoall import alltoall_messages
+from ibcalc.engine.base import message_clock_scale
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels
 from ibcalc.engine.types import Algorithm, Collective, Estimate, busbw_factor
@@ -553,13 +555,14 @@ def _alltoall_rows(sample: Sample, model: Model) -> bool:
 
 
 def _derive_per_message(rows: list[Sample], model: Model) -> float | None:
-    """Per-peer message cost of a grouped all-to-all: (measured - model without it) / (n - 1),
-    one per peer on every row. A model without the cost ties PXN and pairwise on 2 x 8 GPUs,
-    and its pick had set the divisor (pairwise, 15); the divisor is the peers, whatever the
-    pick. Dividing the PXN rows by the messages PXN is charged (8) instead gives 3.7 us, and
-    held out the latency and mid medians 10.4 % and 19.4 % (against 9.6 % and 15.9 %); charging
-    PXN n - 1 messages too gives 10.3 % and 18.2 % (benchmarks/accuracy.py), so predictions
-    keep PXN's (N-1) + (m-1)."""
+    """Per-peer message cost of a grouped all-to-all at Hopper's clock: (measured - model
+    without it) / (n - 1), one per peer on every row, PXN too, divided by Hopper's clock over
+    the GPU's (assumptions.clock_scaled_messages). Per source, measured -> at Hopper's clock:
+    2 x RTX 2080 Ti 3.1 -> 2.4 us, 2 x 8 A100 (ALCF) 3.2 -> 2.3 us, 2 x 8 MI355X (alibaba)
+    1.9 -> 2.4 us. Held out (benchmarks/accuracy.py, latency / mid medians): this form 8.4 % /
+    15.3 %; PXN charged (N-1) + (m-1) messages (8 on 2 x 8), unscaled, as before: 9.5 % /
+    16.0 % (ALCF's 2 x 8 A100 49 % too fast at 64 B - 64 KiB); n - 1 unscaled: 10.3 % / 18.2 %;
+    (N-1) + (m-1) scaled: 9.9 % / 16.7 %; n - 1 scaled on NVIDIA GPUs only: 9.1 % / 16.5 %."""
     bare = model.with_params({"calibrated": {"per_message_latency": "0 us"}})
     by_group: dict[str, list[float]] = {}
     for s in rows:
@@ -567,9 +570,12 @@ def _derive_per_message(rows: list[Sample], model: Model) -> float | None:
             est = predict(bare, s)
         except IbcalcError:
             continue
-        peers = model.cluster(s).topology.ranks - 1
+        topo = model.cluster(s).topology
+        messages = alltoall_messages(topo) * message_clock_scale(topo, model.params)
         assert s.time_us is not None
-        by_group.setdefault(s.group, []).append(max(0.0, (s.time_us * 1e-6 - est.time_s) / peers))
+        by_group.setdefault(s.group, []).append(
+            max(0.0, (s.time_us * 1e-6 - est.time_s) / messages)
+        )
     if not by_group:
         return None
     value = statistics.median(statistics.median(v) for v in by_group.values())

@@ -32,7 +32,7 @@ from ibcalc.cluster.resolve import (
     resolve_cluster,
     sharp_hint,
 )
-from ibcalc.engine.algorithms.alltoall import alltoall_messages, pxn_offered
+from ibcalc.engine.algorithms.alltoall import alltoall_messages, message_cost_s
 from ibcalc.engine.band import regime_of, time_range, transport_class, wire_floor_s
 from ibcalc.engine.base import Timing, Topology, simple_count, simple_floor
 from ibcalc.engine.params import CostParams
@@ -744,7 +744,15 @@ def _estimate(
         p2p = collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV)
         chosen = f"{best.algorithm.value}/{best.protocol.value}"
         named_release = any(o.startswith(RELEASE_NOTE_START) for o in params.origins[1:])
-        if collective is Collective.ALL_TO_ALL:
+        if collective is Collective.ALL_TO_ALL and _ties_pairwise(best, others):
+            # the same messages and the network's bytes bound alike: no faster path, and PXN
+            # is the one NCCL takes where it can (NCCL_P2P_PXN_LEVEL's default, 2)
+            pick = (
+                f"{chosen}, as fast here as pairwise/{best.protocol.value} and the path NCCL "
+                "takes where it can (NCCL does not tune point-to-point work; whether PXN "
+                "carries it follows the topology and NCCL_PXN_DISABLE)"
+            )
+        elif collective is Collective.ALL_TO_ALL:
             pick = (
                 f"{chosen}, the faster of the paths NCCL can take here (NCCL does not tune "
                 "point-to-point work; whether PXN carries it follows the topology and "
@@ -874,7 +882,7 @@ def _estimate(
     if lopsided:
         notes.append(lopsided)
     if collective is Collective.ALL_TO_ALL:
-        notes += message_extrapolation_notes(best.algorithm, topo, params)
+        notes += message_extrapolation_notes(topo, params)
     notes += memory_notes(cluster, size)
     count = int(size // dt.bytes)
     if collective.per_rank_buffer:
@@ -975,21 +983,30 @@ def sweep_memory_notes(cluster: ResolvedCluster, sizes: Iterable[float]) -> list
     ]
 
 
-def message_extrapolation_notes(
-    algorithm: Algorithm, topo: Topology, params: CostParams
-) -> list[str]:
-    """Where an all-to-all by ``algorithm`` has more ranks than the rows its per-message cost is
-    fitted on, a note that its message term is an extrapolation (else none): 63 messages inside
-    one 64-GPU NVLink domain had been priced at 3.1 us each (195 us of 204 us at 448 KiB), with
-    no word that the rows went to 16 GPUs, and the same GPUs across 8 nodes with PXN, 14
-    messages, priced 3 times faster (a review)."""
+def _ties_pairwise(best: Cost, others: Sequence[Cost]) -> bool:
+    """Whether ``best`` is PXN and pairwise in its protocol takes the same time (they post the
+    same messages, and where the network binds both move its bytes alike)."""
+    return best.algorithm is Algorithm.PXN and any(
+        c.algorithm is Algorithm.PAIRWISE
+        and c.protocol is best.protocol
+        and math.isclose(c.time_s, best.time_s, rel_tol=1e-12)
+        for c in others
+    )
+
+
+def message_extrapolation_notes(topo: Topology, params: CostParams) -> list[str]:
+    """Where an all-to-all has more ranks than the rows its per-message cost is fitted on, a
+    note that its message term is an extrapolation (else none): 63 messages inside one 64-GPU
+    NVLink domain had been priced at 3.1 us each (195 us of 204 us at 448 KiB; 2.4 us now),
+    with no word that the rows went to 16 GPUs (a review)."""
     if not _messages_extrapolated(topo, params):
         return []
     cal = params.calibrated
-    messages = alltoall_messages(algorithm, topo)
+    messages = alltoall_messages(topo)
+    each = message_cost_s(topo, params)
     note = (
-        f"{messages} messages a rank at {format_time(cal.per_message_s, zeros=False)} each "
-        f"({format_time(messages * cal.per_message_s)} of each all-to-all): the per-message cost "
+        f"{messages} messages a rank at {format_time(each, zeros=False)} each "
+        f"({format_time(messages * each)} of each all-to-all): the per-message cost "
         "(calibrated.per_message_latency) comes from all-to-alls of at most "
         f"{cal.per_message_fit_ranks} GPUs, so for {topo.ranks} this term is an extrapolation "
         "(no published run of more is at hand to say how the cost grows)"
@@ -998,11 +1015,6 @@ def message_extrapolation_notes(
         note += (
             f"; the likely range reaches down to the time with it held at the "
             f"{cal.per_message_fit_ranks - 1} messages of the largest run it rests on"
-        )
-    if algorithm is Algorithm.PAIRWISE and topo.domains == 1 and topo.m > 1 and pxn_offered(topo):
-        note += (
-            "; split into N scale-up domains of m GPUs, the same GPUs would post (N-1) + (m-1) "
-            "with PXN and can price faster than in one domain"
         )
     return [note]
 
@@ -1164,21 +1176,19 @@ def _messages_extrapolated(topo: Topology, params: CostParams) -> bool:
     return given is None or given.previous is None
 
 
-def extrapolated_messages_s(
-    collective: Collective, algorithm: Algorithm, topo: Topology, params: CostParams
-) -> float:
+def extrapolated_messages_s(collective: Collective, topo: Topology, params: CostParams) -> float:
     """The part of an all-to-all's message term past what its fit saw: the messages a rank posts
     beyond the ``per_message_fit_ranks - 1`` of the largest fitted run, times the per-message
     cost (0 where none is extrapolated). The likely range reaches down to the time without it:
     whether the cost keeps growing with the peers past 16 GPUs no published run says, and a
     64 KiB all-to-all in one 72-GPU NVL72 domain (71 messages, 227 us) had read 211-264 us,
-    beside 45.5-78.6 us for the same GPUs split into 9 domains over InfiniBand, PXN's 14
-    messages (review BU)."""
+    beside 45.5-78.6 us for the same GPUs split into 9 domains over InfiniBand, whose PXN was
+    then charged 14 messages (review BU; every rank now posts n - 1)."""
     if collective is not _ALL_TO_ALL or not _messages_extrapolated(topo, params):
         return 0.0
     cal = params.calibrated
-    beyond = alltoall_messages(algorithm, topo) - (cal.per_message_fit_ranks - 1)
-    return max(0, beyond) * cal.per_message_s
+    beyond = alltoall_messages(topo) - (cal.per_message_fit_ranks - 1)
+    return max(0, beyond) * message_cost_s(topo, params)
 
 
 #: A band whose far end is this many times the estimate, its near end within a tenth of it, is
@@ -1249,7 +1259,7 @@ def _likely_range(
         time_s, algorithm, protocol = candidate
         floor = wire_floor_s(collective, algorithm, protocol, size_bytes, topo)
         a, b = time_range(time_s, size_bytes, topo, params, floor)
-        beyond = extrapolated_messages_s(collective, algorithm, topo, params)
+        beyond = extrapolated_messages_s(collective, topo, params)
         if beyond > 0:
             a = min(a, time_range(time_s - beyond, size_bytes, topo, params, floor)[0])
         if i == 0:
@@ -1431,12 +1441,12 @@ class CollectivePlan:
         """The algorithm forced, or None (NCCL-like choice)."""
         return self._algorithm
 
-    def message_notes(self, algorithm: Algorithm) -> list[str]:
+    def message_notes(self) -> list[str]:
         """An all-to-all's word on its message term where it has more ranks than its per-message
         cost's rows (:func:`message_extrapolation_notes`); none for other collectives."""
         if self._plan.collective is not Collective.ALL_TO_ALL:
             return []
-        return message_extrapolation_notes(algorithm, self._cluster.topology, self._plan.params)
+        return message_extrapolation_notes(self._cluster.topology, self._plan.params)
 
     @property
     def protocol(self) -> Protocol | None:

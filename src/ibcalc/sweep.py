@@ -559,11 +559,7 @@ def _group(
         skipped=skipped,
         type_notes=plan.type_notes(),
         sharp_note=plan.sharp_type_note(),
-        message_notes=[
-            note
-            for algo in dict.fromkeys(e.best.algorithm for e in estimates)
-            for note in plan.message_notes(algo)
-        ]
+        message_notes=plan.message_notes()
         + simple_extrapolation_notes(cluster.topology, params, collective, estimates),
         memory_notes=sweep_memory_notes(cluster, [e.size_bytes for e in estimates]),
     )

@@ -463,22 +463,23 @@ WORKED_BY_HAND = {
     ("allgather", "a100-1-node"): ("ring", _A100_RING_US, 7 / 8 * 1e9, _NVLINK3_BPS, 3687.65),
     ("broadcast", "a100-1-node"): ("ring", _A100_RING_US, 1e9, _NVLINK3_BPS, 4208.49),
     ("reduce", "a100-1-node"): ("ring", _A100_RING_US, 1e9, _NVLINK3_BPS, 4208.49),
-    # pairwise: base + one hop + n-1 = 7 messages x 3.1 us (calibrated.per_message_latency),
-    # (m-1)/n S over NVLink
+    # pairwise: base + one hop + n-1 = 7 messages x 2.4 us (calibrated.per_message_latency,
+    # Hopper's) x 1980/1410 for the A100's clock (clock_scaled_messages), (m-1)/n S over NVLink
     ("alltoall", "a100-1-node"): (
         "pairwise",
-        8.4 + _A100_HOP_US + 7 * 3.1,
+        8.4 + _A100_HOP_US + 7 * 2.4 * 1980 / 1410,
         7 / 8 * 1e9,
         _NVLINK3_BPS,
-        3680.71,
+        3682.60,
     ),
     # send/recv: base + one hop, S at NVLink x 0.89 (calibrated.p2p_efficiency)
     ("sendrecv", "a100-1-node"): ("p2p", 8.4 + _A100_HOP_US, 1e9, _NVLINK3_BPS * 0.89, 4694.82),
     # 2 x DGX H100 on NDR: base + one NET hop of 14 us (hop_latency); the pair across nodes
     # sends S through its GPU's own NIC
     ("sendrecv", "ndr-default"): ("p2p", 8.4 + 14, 1e9, _NDR_BPS, 20535.22),
-    # PXN: base + NET hop + (N-1) + (m-1) = 8 messages; (n-m)/n S = 500 MB a GPU over its NIC
-    ("alltoall", "ndr-default"): ("pxn", 8.4 + 14 + 8 * 3.1, 0.5e9, _NDR_BPS, 10303.61),
+    # PXN: base + NET hop + n-1 = 15 messages x 2.4 us (an H100 at Hopper's clock: x 1); (n-m)/n
+    # S = 500 MB a GPU over its NIC
+    ("alltoall", "ndr-default"): ("pxn", 8.4 + 14 + 15 * 2.4, 0.5e9, _NDR_BPS, 10314.81),
 }
 
 

@@ -869,14 +869,14 @@ def test_an_8_bit_sweep_says_what_its_type_rules_out() -> None:
 
 
 def test_a_wide_all_to_all_sweep_says_its_message_term_is_an_extrapolation() -> None:
-    """64 GPUs in one NVL72 domain: 63 messages a rank, beyond the 8 the per-message cost is
-    fitted on, said once for the sweep as a single estimate says it; 2 x DGX H100 with PXN
-    posts (2-1) + (8-1) = 8 and says nothing."""
+    """64 GPUs in one NVL72 domain: 63 messages a rank at 2.4 us (Blackwell at Hopper's clock),
+    beyond the 15 of the 16 GPUs the per-message cost is fitted on, said once for the sweep as
+    a single estimate says it; 2 x DGX H100 with PXN posts 15 and says nothing."""
     args = ["sweep", "alltoall", "-b", "1K", "-e", "1M", "-f", "32"]
     wide = runner.invoke(app, [*args, "--system", "gb200-nvl72", "-N", "16"])
     assert wide.exit_code == 0, wide.output
     out = " ".join(wide.output.split())
-    assert out.count("63 messages a rank at 3.1 us each (195 us of each all-to-all)") == 1
+    assert out.count("63 messages a rank at 2.4 us each (151 us of each all-to-all)") == 1
     two = runner.invoke(app, [*args, "--system", "dgx-h100", "-N", "2"])
     assert two.exit_code == 0, two.output
     assert "messages a rank" not in two.output

@@ -1986,7 +1986,7 @@ def _alltoall_log(hosts: int, gpus: int, gpu: str, times_us: dict[int, float]) -
 def test_an_all_to_all_past_the_fitted_ranks_says_why_its_range_reaches_down(
     catalogue: Catalogue,
 ) -> None:
-    """72 GB200 GPUs in one NVL72 domain: the expectation's message term (71 x 3.1 us) is an
+    """72 GB200 GPUs in one NVL72 domain: the expectation's message term (71 x 2.4 us) is an
     extrapolation past the 16 GPUs it is fitted on, and the rows' range reaches down to the
     time with 15 messages, so a row 3.7x faster than expected reads ok; the run's notes say
     why (review BW: 'above' had turned 'ok' with no word of it)."""

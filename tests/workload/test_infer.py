@@ -641,14 +641,14 @@ def test_host_options_that_slow_a_kv_transfer_are_not_said_to_change_nothing(
 def test_a_wide_expert_group_says_its_message_term_is_an_extrapolation(
     builtin_catalogue: Catalogue,
 ) -> None:
-    """ep 64 inside one NVL72 domain: each all-to-all posts 63 messages, beyond the 8 of the
+    """ep 64 inside one NVL72 domain: each all-to-all posts 63 messages, beyond the 15 of the
     per-message cost's rows; the phase says so (the same note as the estimate's)."""
     cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=18))
     spec = InferSpec(model=find_model("deepseek-v3"), ep=64, batch=256)
     result = infer(builtin_catalogue, cluster, spec)
     decode = next(p for p in result.phases if p.name == "decode-ep-alltoall")
     (note,) = [n for n in decode.assumptions if "calibrated.per_message_latency" in n]
-    assert note.startswith("63 messages a rank at 3.1 us each")
+    assert note.startswith("63 messages a rank at 2.4 us each")
     assert decode.estimate is not None
     assert note in decode.estimate.assumptions
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ibcalc.engine.params import CostParams
+from ibcalc.engine.params import CLOCKED_ARCHS, CostParams
 from ibcalc.engine.types import (
     Algorithm,
     Collective,
@@ -47,6 +47,7 @@ __all__ = [
     "base_term",
     "channels",
     "clock_scale",
+    "clock_words",
     "correction_at",
     "hop_terms",
     "intra_hop_latency",
@@ -55,6 +56,7 @@ __all__ = [
     "ll_network_bound",
     "ll_network_transfer",
     "make_cost",
+    "message_clock_scale",
     "net_hop_latency",
     "net_overhead",
     "network_words",
@@ -404,12 +406,26 @@ def _hop(
 def clock_scale(topo: Topology, params: CostParams) -> float:
     """How much longer than NCCL's constant a hop takes on this GPU: Hopper's clock over this
     GPU's (``assumptions.clock_scaled_hops``, docs/model.md#gpu-clock); 1 for a GPU generation
-    without a clock in ``gpu.clock_mhz`` and in the tuner view."""
+    without a clock in ``gpu.clock_mhz``, for AMD's (RCCL keeps NCCL's constants) and in the
+    tuner view."""
+    if not params.assumptions.clock_scaled_hops or topo.gpu_arch not in CLOCKED_ARCHS:
+        return 1.0
+    return _clock_ratio(topo, params)
+
+
+def message_clock_scale(topo: Topology, params: CostParams) -> float:
+    """How much longer than its fitted (Hopper) value an all-to-all message costs on this GPU:
+    Hopper's clock over this GPU's on every GPU with a clock in ``gpu.clock_mhz``, AMD's
+    included (``assumptions.clock_scaled_messages``, docs/model.md#gpu-clock); 1 without one."""
+    if not params.assumptions.clock_scaled_messages:
+        return 1.0
+    return _clock_ratio(topo, params)
+
+
+def _clock_ratio(topo: Topology, params: CostParams) -> float:
     clocks = params.gpu.clock_mhz
     clock = clocks.get(topo.gpu_arch)
-    if not params.assumptions.clock_scaled_hops or clock is None:
-        return 1.0
-    return clocks["hopper"] / clock
+    return 1.0 if clock is None else clocks["hopper"] / clock
 
 
 def intra_hop_latency(
@@ -595,16 +611,16 @@ def intra_hop_detail(
     if topo.up is not None and not topo.up.link_id.startswith(family):
         # xGMI, HCCS, ICI ... take the tuner's NVLink (or PCI) row: say so, not 'nvlink' alone
         text += f"; {topo.up.link_id} is priced on that row"
-    text += ")" + _clock_words(topo, params)
+    text += ")" + clock_words(clock_scale(topo, params), topo, params)
     extra = topo.up.transport_latency_s if topo.up is not None else 0.0
     if extra:
         text += f" + {us(extra)} transport ({topo.up.link_id if topo.up else ''})"
     return text
 
 
-def _clock_words(topo: Topology, params: CostParams) -> str:
-    """`` x 1.40 (A100 clock)``-style words for a scaled hop; empty when unscaled."""
-    scale = clock_scale(topo, params)
+def clock_words(scale: float, topo: Topology, params: CostParams) -> str:
+    """`` x 1.40 (ampere GPU at 1410 MHz against Hopper's 1980 MHz)``: the words for a cost
+    scaled by ``scale`` (:func:`clock_scale`, :func:`message_clock_scale`); empty when 1."""
     if scale == 1.0:
         return ""
     clocks = params.gpu.clock_mhz

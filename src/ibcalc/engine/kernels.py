@@ -27,7 +27,9 @@ import math
 from collections.abc import Callable
 
 from ibcalc.engine.algorithms.alltoall import (
+    alltoall_messages,
     alltoall_traffic,
+    message_cost_s,
     pairwise_timing,
     pxn_offered,
     pxn_timing,
@@ -514,11 +516,9 @@ def _alltoall_kernel(
             return None
         if protocol is Protocol.LL128:
             return None
-        messages = (topo.domains - 1) + (m - 1)
-    else:
-        if collective is not Collective.ALL_TO_ALL or n < 2 or protocol is Protocol.LL128:
-            return None
-        messages = n - 1
+    elif collective is not Collective.ALL_TO_ALL or n < 2 or protocol is Protocol.LL128:
+        return None
+    messages = alltoall_messages(topo)
     intra_share = (m - 1) / n
     net_share = (n - m) / n
     up_bw = topo.up_bw_Bps() if m > 1 else 1.0
@@ -540,7 +540,7 @@ def _alltoall_kernel(
     net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
     wan_hop = wan_hop_latency(topo, Algorithm.RING, protocol, params, own_row=True)
     base = base_latency(Algorithm.RING, protocol, params)
-    messages_s = messages * params.calibrated.per_message_s
+    messages_s = messages * message_cost_s(topo, params)
     simple = protocol is Protocol.SIMPLE
     payload = 1.0 if simple else protocol_factor(protocol, params)
 

@@ -405,6 +405,9 @@ _TREE_CORRECTION = _Table(
 
 #: GPU generations whose clock scales NCCL's hop latencies (NVIDIA's; NCCL's constants).
 CLOCKED_ARCHS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell")
+#: GPU generations with a clock in ``gpu.clock_mhz``: NVIDIA's, and AMD's CDNA 3 and 4, whose
+#: clock scales the per-message cost of an all-to-all only (RCCL keeps NCCL's hop constants).
+CLOCK_ARCHS = (*CLOCKED_ARCHS, "cdna3", "cdna4")
 #: Algorithms NCCL added after 2.0: whether the release the constants describe has them.
 _RELEASE_ALGORITHMS = _Table(
     {
@@ -428,7 +431,7 @@ _RELEASE_ALGORITHMS = _Table(
 _ENABLED_PROTOCOLS = _Table(
     {p.value: _Number(0.0, 1.0, integer=True) for p in _ALL_PROTOCOLS}, "protocol", Protocol
 )
-_CLOCKS = _Table({arch: _Number(100.0, 5000.0) for arch in CLOCKED_ARCHS}, "GPU generation")
+_CLOCKS = _Table({arch: _Number(100.0, 5000.0) for arch in CLOCK_ARCHS}, "GPU generation")
 _THREADS = _Table(
     {p.value: _Number(32.0, 1024.0, integer=True) for p in _ALL_PROTOCOLS}, "protocol", Protocol
 )
@@ -578,6 +581,9 @@ class Assumptions:
     #: 1: NCCL's per-hop latencies inside a node scale with the GPU's clock against Hopper's
     #: (the tuner view: 0, NCCL's constants as they are).
     clock_scaled_hops: int = _param("clock_scaled_hops", _Number(0.0, 1.0, integer=True))
+    #: 1: an all-to-all's per-message cost (``calibrated.per_message_latency``, Hopper's) scales
+    #: with the GPU's clock against Hopper's, on every GPU with a clock (the tuner view: 0).
+    clock_scaled_messages: int = _param("clock_scaled_messages", _Number(0.0, 1.0, integer=True))
     #: 1: a link's own ``simple_transport_floor`` replaces ``simple_transport_floor`` (the tuner
     #: view: 0, NCCL's count for every plugin).
     link_simple_floor: int = _param("link_simple_floor", _Number(0.0, 1.0, integer=True))
@@ -594,7 +600,8 @@ class Assumptions:
 class Gpu:
     """Facts about GPU generations from their data sheets."""
 
-    #: Boost clock of each NVIDIA GPU generation, MHz (``hopper`` is the reference).
+    #: Boost (NVIDIA) or peak engine (AMD) clock of each GPU generation, MHz (``hopper`` is
+    #: the reference).
     clock_mhz: Mapping[str, float] = _param("clock_mhz", _CLOCKS)
 
 

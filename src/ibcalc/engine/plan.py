@@ -67,8 +67,10 @@ TIMINGS: dict[Algorithm, TimingFunction] = {
     Algorithm.HIERARCHICAL: hierarchical_timing,
     Algorithm.RHD: rhd_timing,
     Algorithm.PAT: pat_timing,
-    Algorithm.PAIRWISE: pairwise_timing,
+    # PXN before pairwise: the two tie where latency sets the time (the same messages), and a
+    # tie goes to PXN, which NCCL takes wherever it can (NCCL_P2P_PXN_LEVEL's default, 2)
     Algorithm.PXN: pxn_timing,
+    Algorithm.PAIRWISE: pairwise_timing,
     Algorithm.P2P: sendrecv_timing,
 }
 

@@ -356,9 +356,7 @@ def check_run(
                 said
                 for est in ests
                 if est is not None
-                for said in message_extrapolation_notes(
-                    est.best.algorithm, cluster.topology, params
-                )
+                for said in message_extrapolation_notes(cluster.topology, params)
             ),
             None,
         )

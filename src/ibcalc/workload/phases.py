@@ -214,7 +214,7 @@ def phase_fields(
             )
             is not None
         )
-        extra = _alltoall_notes(placement, collective, q.algorithm, params, per_step=moved)
+        extra = _alltoall_notes(placement, collective, params, per_step=moved)
         return {
             "name": name,
             "collective": collective,
@@ -252,7 +252,6 @@ def phase_fields(
             *_alltoall_notes(
                 placement,
                 collective,
-                est.best.algorithm,
                 params,
                 per_step=any(a.startswith(SIMPLE_PER_STEP_NOTE) for a in est.assumptions),
             ),
@@ -263,7 +262,6 @@ def phase_fields(
 def _alltoall_notes(
     placement: Placement,
     collective: Collective,
-    algorithm: Algorithm,
     params: CostParams | None,
     *,
     per_step: bool,
@@ -278,7 +276,7 @@ def _alltoall_notes(
     if collective is not _ALL_TO_ALL:
         hint = simple_extrapolation_hint(topo, cost, collective, rows="phases") if per_step else ""
         return [hint] if hint else []
-    return message_extrapolation_notes(algorithm, topo, cost)
+    return message_extrapolation_notes(topo, cost)
 
 
 #: How a workload's note begins where --sharp changes none of its collectives (a layout search

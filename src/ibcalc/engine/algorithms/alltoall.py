@@ -6,10 +6,11 @@
   oversubscription k at the leaf and a fraction f of that traffic crossing leaves, the network term
   grows by ``max(1, k f)`` (docs/model.md#oversubscription-and-cross-leaf-traffic). All sends
   run at once: ``t = max((m-1)/n S / B_up, max(1, k f) (n-m)/n S / (nics B_nic / m)) + latency``.
-  Pairwise posts one message per peer: latency ``base + hop + (n-1) x per-message cost``.
-  PXN (NCCL 2.12 blog, "Doubling all2all performance") first moves off-node data over NVLink to
-  the GPU on the destination's rail, which aggregates it: the NVLink term carries the network
-  bytes too, and latency counts ``(N-1) + (m-1)`` messages.
+  Every rank posts one message per peer: latency ``base + hop + (n-1) x per-message cost``, the
+  cost at Hopper's clock scaled to the GPU's (docs/model.md#gpu-clock). PXN (NCCL 2.12 blog,
+  "Doubling all2all performance") first moves off-node data over NVLink to the GPU on the
+  destination's rail, which aggregates it on the network: the NVLink term carries the network
+  bytes too, and the kernel still posts a send and a receive per peer.
 * Send/recv (nccl-tests sendrecv: a ring shift, each rank sends S to rank+1): pairs inside a domain
   use the point-to-point scale-up bandwidth, the pair that crosses domains the NICs its GPU has
   to itself, ``n_g = max(1, nics / m)``: ``t = max(S / B_p2p, max(1, k fn) S / (n_g B_nic)) +
@@ -19,8 +20,8 @@ With a WAN tier of s sites, (n - n/s)/n x S of each rank's all-to-all buffer cro
 the GPU's share of its site's WAN links, and the send/recv pair between sites uses one WAN link.
 
 The point-to-point efficiency is calibrated (``calibrated.p2p_efficiency``: A100 sendrecv 195 GB/s
-against 240 GB/s ring, li-plus/playground); the per-message cost is an assumption
-(``calibrated.per_message_latency``, fitted to small all-to-all rows).
+against 240 GB/s ring, li-plus/playground); so is the per-message cost
+(``calibrated.per_message_latency``, fitted at Hopper's clock to small all-to-all rows).
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ from ibcalc.engine.base import (
     Traffic,
     base_latency,
     base_term,
+    clock_words,
     fit_origin,
     gbps,
     hop_terms,
     intra_hop_latency,
     make_cost,
+    message_clock_scale,
     net_hop_latency,
     network_words,
     protocol_factor,
@@ -54,7 +57,9 @@ from ibcalc.units import format_size
 
 __all__ = [
     "alltoall_bytes",
+    "alltoall_messages",
     "alltoall_traffic",
+    "message_cost_s",
     "pairwise_timing",
     "pxn_offered",
     "pxn_timing",
@@ -271,13 +276,20 @@ def pxn_offered(topo: Topology) -> bool:
     return topo.up is None or (topo.up.path != "pci" and topo.up.torus_dims is None)
 
 
-def alltoall_messages(algorithm: Algorithm, topo: Topology) -> int:
+def alltoall_messages(topo: Topology) -> int:
     """The messages one rank posts in an all-to-all, each charged
-    ``calibrated.per_message_latency``: one per peer pairwise (n-1), and with PXN one per other
-    domain over the rail and one per local GPU over the scale-up link ((N-1) + (m-1))."""
-    if algorithm is Algorithm.PXN:
-        return (topo.domains - 1) + (topo.m - 1)
+    ``calibrated.per_message_latency``: one per peer (n-1), with PXN too: PXN relays a message
+    through the GPU on the destination's rail and aggregates on the network, but the kernel
+    still posts a send and a receive per peer. Charging PXN (N-1) + (m-1) messages instead made
+    the 2 x 8 A100 all-to-all of ALCF 49 % too fast at 64 B - 64 KiB (benchmarks/fits.py,
+    per_message_latency)."""
     return topo.ranks - 1
+
+
+def message_cost_s(topo: Topology, params: CostParams) -> float:
+    """One all-to-all message's cost on this GPU: ``calibrated.per_message_latency`` (Hopper's)
+    times :func:`~ibcalc.engine.base.message_clock_scale`."""
+    return params.calibrated.per_message_s * message_clock_scale(topo, params)
 
 
 def shares_gpu_link(topo: Topology) -> bool:
@@ -302,7 +314,7 @@ def _alltoall(
     latency = (
         base_latency(Algorithm.RING, protocol, params)
         + hop
-        + messages * params.calibrated.per_message_s
+        + messages * message_cost_s(topo, params)
     )
     shared = shares_gpu_link(topo)
     # on a shared link the GPU's own peer and network bytes add up there; the NICs still carry
@@ -328,20 +340,17 @@ def _alltoall(
         if wan_t > max(net_t, intra_t):
             where = "WAN between sites (share per GPU)"
         c = params.calibrated.per_message_s
-        if aggregated:
-            why = (
-                f"(N-1) + (m-1) = {messages} messages (PXN sends one per {topo.node} over the rail "
-                "and one per local GPU over the scale-up link)"
-            )
-        else:
-            why = f"n-1 = {messages} messages (one per peer)"
+        scale = message_clock_scale(topo, params)
+        why = f"n-1 = {messages} messages (one per peer"
+        why += ", relayed or not)" if aggregated else ")"
         terms = _latency_terms(size_bytes, topo, protocol, params, hop_kind)
         if messages and c > 0:
             terms.append(
                 Term(
                     name="messages",
-                    seconds=messages * c,
-                    detail=f"{why} x {us(c)} per message (calibrated.per_message_latency, "
+                    seconds=messages * c * scale,
+                    detail=f"{why} x {us(c)}{clock_words(scale, topo, params)} per message "
+                    "(calibrated.per_message_latency, "
                     + fit_origin(
                         params,
                         "calibrated.per_message_latency",
@@ -407,7 +416,7 @@ def pairwise_timing(
         size_bytes,
         topo,
         protocol=protocol,
-        messages=alltoall_messages(Algorithm.PAIRWISE, topo),
+        messages=alltoall_messages(topo),
         params=params,
     )
 
@@ -431,7 +440,7 @@ def pxn_timing(
         return None
     if protocol is Protocol.LL128:
         return None
-    messages = alltoall_messages(Algorithm.PXN, topo)
+    messages = alltoall_messages(topo)
     return _alltoall(
         Algorithm.PXN, size_bytes, topo, protocol=protocol, messages=messages, params=params
     )
