@@ -1296,6 +1296,18 @@ def test_switches_take_true_or_false_only(builtin_catalogue: Catalogue) -> None:
         estimate_on(cluster, "allreduce", 1e9, sharp_what_if=np.array([True]))  # type: ignore[arg-type]
 
 
+#: 16 DGX H100 on rail-optimized leaves at 4:1: rail-aligned traffic stays in the SU, 7/8 of the
+#: traffic off its rail leaves it (pairwise all-to-all pays the taper, PXN does not)
+_OFF_RAIL_TAPER = ClusterSpec(
+    system="dgx-h100",
+    nodes=16,
+    oversubscription=4,
+    cross_leaf_fraction=0.0,
+    neighbour_cross_leaf_fraction=0.0,
+    unaligned_cross_leaf_fraction=0.875,
+)
+
+
 def test_point_to_point_choices_are_not_called_the_tuner_s(builtin_catalogue: Catalogue) -> None:
     """NCCL does not tune all-to-all or send/recv: whether PXN carries an all-to-all follows the
     topology and NCCL_PXN_DISABLE. The notes had said 'the one NCCL's tuner would pick' and
@@ -1312,15 +1324,8 @@ def test_point_to_point_choices_are_not_called_the_tuner_s(builtin_catalogue: Ca
         "topology and NCCL_PXN_DISABLE) ({algorithm} to force another)"
     ) in a2a.assumptions
     assert not any(n.startswith("pairwise/Simple would take") for n in a2a.assumptions)
-    tapered = ClusterSpec(
-        system="dgx-h100",
-        nodes=16,
-        oversubscription=4,
-        cross_leaf_fraction=0.0,
-        neighbour_cross_leaf_fraction=0.0,
-        unaligned_cross_leaf_fraction=0.875,
-    )
-    faster = estimate_on(resolve_cluster(builtin_catalogue, tapered), Collective.ALL_TO_ALL, 1e9)
+    tapered = resolve_cluster(builtin_catalogue, _OFF_RAIL_TAPER)
+    faster = estimate_on(tapered, Collective.ALL_TO_ALL, 1e9)
     assert (
         "algorithm: pxn/Simple, the faster of the paths NCCL can take here (NCCL does not tune "
         "point-to-point work; whether PXN carries it follows the topology and NCCL_PXN_DISABLE) "
@@ -1365,15 +1370,7 @@ def test_point_to_point_paths_tie_only_where_their_times_as_priced_do(
     knows no taper, and that had been called a near tie: the likely range ran to the pairwise
     time, 18.8-81.6 ms around 19.3 ms (a fabric architect's review). NCCL tunes neither path,
     so the tie is judged on the times as priced, and the range is the error band alone."""
-    spec = ClusterSpec(
-        system="dgx-h100",
-        nodes=16,
-        oversubscription=4,
-        cross_leaf_fraction=0.0,
-        neighbour_cross_leaf_fraction=0.0,
-        unaligned_cross_leaf_fraction=0.875,
-    )
-    cluster = resolve_cluster(builtin_catalogue, spec)
+    cluster = resolve_cluster(builtin_catalogue, _OFF_RAIL_TAPER)
     a2a = estimate_on(cluster, Collective.ALL_TO_ALL, 1e9)
     pairwise = next(c for c in a2a.alternatives if c.algorithm is Algorithm.PAIRWISE)
     assert pairwise.time_s > 3 * a2a.time_s
