@@ -874,7 +874,7 @@ def test_a_group_under_one_leaf_group_is_clear_of_the_taper(builtin_catalogue: C
     rail). Mixtral on tp 2, ep 8: an expert group spans 16 consecutive ranks, 2 nodes, and 48
     is a multiple of 2, so every group sits in one SU, where rail-aligned traffic never meets
     the uplinks: its all-to-all costs what it costs at 1:1. It had taken the whole cluster's
-    share, 4 x 208/255 = 3.26x (5.54 -> 18 ms a call, a fabric architect's review). The
+    share, 4 x 208/255 = 3.26x (5.55 -> 18 ms a call, a fabric architect's review). The
     pipeline's stage pairs do not start at multiples of their span and keep the cluster's
     shares."""
     tapered = SU48_TAPERED
