@@ -291,3 +291,30 @@ def test_an_all_to_all_scale_up_rate_names_its_link_and_factors(
         "56 MiB per GPU at 314 GB/s (xgmi-mi300x's line rate 448 GB/s x efficiency 0.8 x "
         "duplex_efficiency 0.875): 187 us" in transfer.detail
     )
+
+
+@pytest.mark.parametrize(
+    ("system", "nodes", "messages", "clocks"),
+    [
+        ("dgx-a100", 2, 15, (1980, 1410)),
+        ("mi355x-8", 2, 15, (1980, 2400)),
+        ("mi300x-8", 1, 7, (1980, 2100)),
+        ("rtx2080ti-2", 1, 1, (1980, 1545)),
+    ],
+)
+def test_an_all_to_alls_message_term_multiplies_out_as_written(
+    builtin_catalogue: Catalogue, system: str, nodes: int, messages: int, clocks: tuple[int, int]
+) -> None:
+    """The message term's words multiply out to its seconds: n-1 messages x 2.4 us (Hopper's,
+    calibrated.per_message_latency) x Hopper's 1980 MHz over the GPU's clock (gpu.clock_mhz).
+    The ratio had been printed to two places, which did not: 2 x 8 A100, 15 x 2.4 us x 1.40 =
+    50.4 us beside 50.6 us (1980/1410 = 1.404); 2 x 8 MI355X x 0.82 for 0.825 (29.5 against
+    29.7 us); 2 x RTX 2080 Ti '1 messages'."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system=system, nodes=nodes))
+    est = estimate_on(cluster, Collective.ALL_TO_ALL, 1024)
+    (term,) = [t for t in est.best.terms if t.name == "messages"]
+    noun = "message" if messages == 1 else "messages"
+    hopper, gpu = clocks
+    assert term.detail.startswith(f"n-1 = {messages} {noun} (one per peer")
+    assert f") x 2.4 us x {hopper}/{gpu} (Hopper's clock over the " in term.detail
+    assert term.seconds == pytest.approx(messages * 2.4e-6 * hopper / gpu, rel=1e-12)

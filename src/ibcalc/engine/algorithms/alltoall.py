@@ -341,7 +341,7 @@ def _alltoall(
             where = "WAN between sites (share per GPU)"
         c = params.calibrated.per_message_s
         scale = message_clock_scale(topo, params)
-        why = f"n-1 = {messages} messages (one per peer"
+        why = f"n-1 = {messages} message{'s' if messages != 1 else ''} (one per peer"
         why += ", relayed or not)" if aggregated else ")"
         terms = _latency_terms(size_bytes, topo, protocol, params, hop_kind)
         if messages and c > 0:
