@@ -364,6 +364,35 @@ def test_a_near_tie_far_under_a_tenth_of_a_percent_does_not_read_as_none(
     )
 
 
+def test_explain_says_pxn_and_pairwise_tie_where_they_do(builtin_catalogue: Catalogue) -> None:
+    """2 x DGX A100, all-to-all of 1 KiB: pxn/LL and pairwise/LL both take 6.6 + 2.7 + 15 x
+    2.4 x 1980/1410 us + the transfer (59.9 us); --explain had said 'pxn/LL ranks first by a
+    tuner-style estimate', as if it were faster, beside a table showing the two at one time.
+    It says they tie and that the tie goes to PXN; one node (no PXN) keeps 'ranks first'."""
+    from ibcalc.explain import explain
+
+    two = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=2))
+    est = estimate_on(two, Collective.ALL_TO_ALL, 1024)
+    (pairwise,) = [
+        c
+        for c in est.alternatives
+        if (c.algorithm, c.protocol) == (Algorithm.PAIRWISE, Protocol.LL)
+    ]
+    assert (
+        pairwise.time_s
+        == est.time_s
+        == pytest.approx((6.6 + 2.7 + 15 * 2.4 * 1980 / 1410) * 1e-6, rel=1e-3)
+    )
+    assert explain(est).why_chosen.startswith(
+        "pxn/LL and pairwise/LL tie for first by a tuner-style estimate (base + per-hop "
+        "latencies + bytes / bandwidth: both post n-1 messages a rank and move the same bytes "
+        "over the link that binds), and the tie goes to PXN, the path NCCL takes where it can. "
+    )
+    one = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=1))
+    why = explain(estimate_on(one, Collective.ALL_TO_ALL, 1024)).why_chosen
+    assert why.startswith("pairwise/LL ranks first by a tuner-style estimate")
+
+
 def test_nvls_across_nodes_names_the_sharp_switches_as_why_busbw_is_equivalent() -> None:
     """16 x DGX H100 with SHARP, 256 MiB all-reduce: NCCL picks NVLS, which across nodes reduces
     in the NVSwitch and in the InfiniBand switches (its bottleneck: 'network into the SHARP

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from ibcalc.engine.algorithms.alltoall import ties_pairwise
 from ibcalc.engine.band import regime_of
 from ibcalc.engine.select import NCCL_ALGORITHMS
 from ibcalc.engine.types import SIMPLE_PER_STEP_NOTE, Algorithm, Estimate, Term
@@ -81,9 +82,19 @@ def explain(est: Estimate) -> Explanation:
     fastest = min([best, *est.alternatives], key=lambda c: c.time_s)
     tuned = best.algorithm not in _POINT_TO_POINT
     if ranked and ranked[0] is best and not tuned:
+        chosen = f"{best.algorithm.value}/{best.protocol.value}"
+        # a tie with pairwise had read 'pxn/LL ranks first', as if it were faster
+        first = (
+            f"{chosen} and pairwise/{best.protocol.value} tie for first by a tuner-style "
+            "estimate (base + per-hop latencies + bytes / bandwidth: both post n-1 messages a "
+            "rank and move the same bytes over the link that binds), and the tie goes to PXN, "
+            "the path NCCL takes where it can"
+            if ties_pairwise(best, est.alternatives)
+            else f"{chosen} ranks first by a tuner-style estimate (base + per-hop latencies + "
+            "bytes / bandwidth)"
+        )
         why = (
-            f"{best.algorithm.value}/{best.protocol.value} ranks first by a tuner-style estimate "
-            "(base + per-hop latencies + bytes / bandwidth). NCCL does not tune point-to-point "
+            f"{first}. NCCL does not tune point-to-point "
             "work: it picks LL for small messages per channel and Simple above, by a size "
             "threshold this model does not carry; the ranking stands in for it"
         )

@@ -32,7 +32,7 @@ from ibcalc.cluster.resolve import (
     resolve_cluster,
     sharp_hint,
 )
-from ibcalc.engine.algorithms.alltoall import alltoall_messages, message_cost_s
+from ibcalc.engine.algorithms.alltoall import alltoall_messages, message_cost_s, ties_pairwise
 from ibcalc.engine.band import regime_of, time_range, transport_class, wire_floor_s
 from ibcalc.engine.base import Timing, Topology, simple_count, simple_floor
 from ibcalc.engine.params import CostParams
@@ -744,7 +744,7 @@ def _estimate(
         p2p = collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV)
         chosen = f"{best.algorithm.value}/{best.protocol.value}"
         named_release = any(o.startswith(RELEASE_NOTE_START) for o in params.origins[1:])
-        if collective is Collective.ALL_TO_ALL and _ties_pairwise(best, others):
+        if collective is Collective.ALL_TO_ALL and ties_pairwise(best, others):
             # the same messages and the network's bytes bound alike: no faster path, and PXN
             # is the one NCCL takes where it can (NCCL_P2P_PXN_LEVEL's default, 2)
             pick = (
@@ -981,17 +981,6 @@ def sweep_memory_notes(cluster: ResolvedCluster, sizes: Iterable[float]) -> list
         f"nccl-tests runs on {system.id}'s {memory_size(memory)} GPUs ({NCCL_TESTS_BUFFERS}; "
         "it cuts -e to that): no run of those sizes exists, and their rows extrapolate the rates"
     ]
-
-
-def _ties_pairwise(best: Cost, others: Sequence[Cost]) -> bool:
-    """Whether ``best`` is PXN and pairwise in its protocol takes the same time (they post the
-    same messages, and where the network binds both move its bytes alike)."""
-    return best.algorithm is Algorithm.PXN and any(
-        c.algorithm is Algorithm.PAIRWISE
-        and c.protocol is best.protocol
-        and math.isclose(c.time_s, best.time_s, rel_tol=1e-12)
-        for c in others
-    )
 
 
 def message_extrapolation_notes(topo: Topology, params: CostParams) -> list[str]:

@@ -27,6 +27,8 @@ against 240 GB/s ring, li-plus/playground); so is the per-message cost
 from __future__ import annotations
 
 import functools
+import math
+from collections.abc import Iterable
 from fractions import Fraction
 
 from ibcalc.engine.base import (
@@ -65,6 +67,7 @@ __all__ = [
     "pxn_timing",
     "sendrecv_timing",
     "shares_gpu_link",
+    "ties_pairwise",
     "torus_shape",
     "torus_share",
 ]
@@ -290,6 +293,18 @@ def message_cost_s(topo: Topology, params: CostParams) -> float:
     """One all-to-all message's cost on this GPU: ``calibrated.per_message_latency`` (Hopper's)
     times :func:`~ibcalc.engine.base.message_clock_scale`."""
     return params.calibrated.per_message_s * message_clock_scale(topo, params)
+
+
+def ties_pairwise(best: Cost, others: Iterable[Cost]) -> bool:
+    """Whether ``best`` is PXN and pairwise in its protocol takes the same time among ``others``
+    (they post the same messages, and where the network binds both move its bytes alike): a
+    tie, which goes to PXN, the path NCCL takes where it can (NCCL_P2P_PXN_LEVEL's default)."""
+    return best.algorithm is Algorithm.PXN and any(
+        c.algorithm is Algorithm.PAIRWISE
+        and c.protocol is best.protocol
+        and math.isclose(c.time_s, best.time_s, rel_tol=1e-12)
+        for c in others
+    )
 
 
 def shares_gpu_link(topo: Topology) -> bool:
