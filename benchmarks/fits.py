@@ -559,7 +559,7 @@ def _derive_per_message(rows: list[Sample], model: Model) -> float | None:
     without it) / (n - 1), one per peer on every row, PXN too, divided by Hopper's clock over
     the GPU's (assumptions.clock_scaled_messages). Per source, measured -> at Hopper's clock:
     2 x RTX 2080 Ti 3.1 -> 2.4 us, 2 x 8 A100 (ALCF) 3.2 -> 2.3 us, 2 x 8 MI355X (alibaba)
-    1.9 -> 2.4 us. Held out (benchmarks/accuracy.py, latency / mid medians): this form 8.4 % /
+    1.95 -> 2.37 us. Held out (benchmarks/accuracy.py, latency / mid medians): this form 8.4 % /
     15.3 %; PXN charged (N-1) + (m-1) messages (8 on 2 x 8), unscaled, as before: 9.5 % /
     16.0 % (ALCF's 2 x 8 A100 49 % too fast at 64 B - 64 KiB); n - 1 unscaled: 10.3 % / 18.2 %;
     (N-1) + (m-1) scaled: 9.9 % / 16.7 %; n - 1 scaled on NVIDIA GPUs only: 9.1 % / 16.5 %."""

@@ -231,3 +231,19 @@ def test_explain_example_is_current_output() -> None:
     assert f"time {band.group(1)}" in text
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert f"small messages over a plugin transport, reads `{band.group(1)}`" in readme
+
+
+def test_the_release_example_of_an_all_to_all_is_current_output() -> None:
+    """docs/model.md's 16 x DGX A100 all-to-all of 64 KiB with NCCL 2.12.12 (PXN) and 2.8.4
+    (pairwise): every rank posts its 127 peer messages either way, so the two take one time,
+    6.6 + 2.7 + 127 x 2.4 x 1980/1410 us of latency. The page had kept PXN's 82.5 us and
+    pairwise's 408 us from when PXN was charged 15 + 7 messages."""
+    base = "alltoall --system dgx-a100 --nodes 16 --size 64KiB --nccl-version"
+    pxn, pairwise = _estimate(f"{base} 2.12.12"), _estimate(f"{base} 2.8.4")
+    assert (pxn["algorithm"], pairwise["algorithm"]) == ("pxn", "pairwise")
+    assert pxn["time_s"] == pairwise["time_s"]
+    assert pxn["latency_s"] / US == pytest.approx(6.6 + 2.7 + 127 * 2.4 * 1980 / 1410)
+    _says(
+        f"A100, all-to-all of 64 KiB: PXN with 2.12.12, pairwise with 2.8.4, both "
+        f"{pxn['time_s'] / US:.0f} us (each rank posts its 127 peer messages either way"
+    )

@@ -555,7 +555,8 @@ class Calibrated:
     )
     #: NVLS bandwidth left to an NVLS-tree (the GPU also streams its shard to and from the NIC).
     nvls_tree_factor: float = _param("nvls_tree_factor", _FRACTION)
-    #: Cost of posting one more peer message in a grouped all-to-all.
+    #: Cost of posting one more peer message in a grouped all-to-all, at Hopper's clock
+    #: (scaled to the GPU's by ``Assumptions.clock_scaled_messages``).
     per_message_s: float = _param("per_message_latency", _LATENCY)
     #: The most ranks among the all-to-all rows ``per_message_s`` is fitted on (an all-to-all
     #: of more extrapolates its message term, and says so).
@@ -582,7 +583,8 @@ class Assumptions:
     #: (the tuner view: 0, NCCL's constants as they are).
     clock_scaled_hops: int = _param("clock_scaled_hops", _Number(0.0, 1.0, integer=True))
     #: 1: an all-to-all's per-message cost (``calibrated.per_message_latency``, Hopper's) scales
-    #: with the GPU's clock against Hopper's, on every GPU with a clock (the tuner view: 0).
+    #: with the GPU's clock against Hopper's, on every GPU with a clock (the tuner view too:
+    #: NCCL's tuner prices no point-to-point work, so the tuner-style ranking keeps it).
     clock_scaled_messages: int = _param("clock_scaled_messages", _Number(0.0, 1.0, integer=True))
     #: 1: a link's own ``simple_transport_floor`` replaces ``simple_transport_floor`` (the tuner
     #: view: 0, NCCL's count for every plugin).
