@@ -393,6 +393,31 @@ def test_explain_says_pxn_and_pairwise_tie_where_they_do(builtin_catalogue: Cata
     assert why.startswith("pairwise/LL ranks first by a tuner-style estimate")
 
 
+def test_an_all_to_alls_pick_says_faster_only_where_there_is_another_path(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """The all-to-all's pick had read 'the faster of the paths NCCL can take here' on one DGX
+    A100 (PXN needs a network: pairwise is the one path) and, with --algo pairwise forced on
+    2 x DGX A100, where PXN ties it at 59.9 us and only the protocol was picked. Each says what
+    was picked now; PXN against pairwise keeps its words."""
+
+    def pick(nodes: int, algorithm: str | None = None) -> str:
+        cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=nodes))
+        est = estimate_on(cluster, Collective.ALL_TO_ALL, 1024, algorithm=algorithm)
+        (note,) = [n for n in est.assumptions if n.startswith(("algorithm: ", "protocol: "))]
+        return note
+
+    assert pick(1) == (
+        "algorithm: pairwise/LL, NCCL's one path here (PXN does not apply; NCCL does not tune "
+        "point-to-point work) ({algorithm} to force another)"
+    )
+    assert pick(2, algorithm="pairwise") == (
+        "protocol: pairwise/LL, the faster of pairwise's protocols here (NCCL does not tune "
+        "point-to-point work) for pairwise ({algorithm} forced; {protocol} to force another)"
+    )
+    assert pick(2).startswith("algorithm: pxn/LL, as fast here as pairwise/LL and the path")
+
+
 def test_nvls_across_nodes_names_the_sharp_switches_as_why_busbw_is_equivalent() -> None:
     """16 x DGX H100 with SHARP, 256 MiB all-reduce: NCCL picks NVLS, which across nodes reduces
     in the NVSwitch and in the InfiniBand switches (its bottleneck: 'network into the SHARP

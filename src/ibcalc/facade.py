@@ -744,13 +744,29 @@ def _estimate(
         p2p = collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV)
         chosen = f"{best.algorithm.value}/{best.protocol.value}"
         named_release = any(o.startswith(RELEASE_NOTE_START) for o in params.origins[1:])
-        if collective is Collective.ALL_TO_ALL and ties_pairwise(best, others):
+        if collective is Collective.ALL_TO_ALL and algorithm is not None:
+            # the algorithm forced, the protocol is what was picked (it had read 'the faster
+            # of the paths' for pairwise forced where PXN ties it)
+            pick = (
+                f"{chosen}, the faster of {best.algorithm.value}'s protocols here (NCCL does "
+                "not tune point-to-point work)"
+            )
+        elif collective is Collective.ALL_TO_ALL and ties_pairwise(best, others):
             # the same messages and the network's bytes bound alike: no faster path, and PXN
             # is the one NCCL takes where it can (NCCL_P2P_PXN_LEVEL's default, 2)
             pick = (
                 f"{chosen}, as fast here as pairwise/{best.protocol.value} and the path NCCL "
                 "takes where it can (NCCL does not tune point-to-point work; whether PXN "
                 "carries it follows the topology and NCCL_PXN_DISABLE)"
+            )
+        elif collective is Collective.ALL_TO_ALL and not any(
+            c.algorithm is Algorithm.PXN for c in (best, *others)
+        ):
+            # one node, GPUs on PCIe, a release before PXN: there is no other path to be
+            # faster than (it had read 'the faster of the paths NCCL can take here')
+            pick = (
+                f"{chosen}, NCCL's one path here (PXN does not apply; NCCL does not tune "
+                "point-to-point work)"
             )
         elif collective is Collective.ALL_TO_ALL:
             pick = (
