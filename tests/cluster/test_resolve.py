@@ -1512,15 +1512,16 @@ def test_a_partial_meshs_send_recv_runs_at_one_link() -> None:
 def test_a_pcie_link_that_names_no_gpu_says_which_clock_its_hops_take() -> None:
     """Two A100 PCIe cards given as --intra pcie4: the hops are GPU work, priced at a Hopper
     GPU's clock unless a preset names the GPU (8.6 us at 8 B against 9.41 us on the
-    a100-pcie-pair preset), and nothing had said so (a review). The note is on the link-built
-    node only: the preset names its GPU, and an NVLink generation implies one."""
+    a100-pcie-pair preset), and nothing had said so (a review); an all-to-all's per-message cost
+    is scaled by the clock too (2.4 us at Hopper's), which the note had left out. The note is on
+    the link-built node only: the preset names its GPU, and an NVLink generation implies one."""
     catalogue = CAT
     flags = resolve_cluster(catalogue, ClusterSpec(nodes=1, gpus_per_node=2, intra="pcie4"))
     assert flags.topology.gpu_arch == "hopper"
     (note,) = [n for n in flags.assumptions if "names no GPU" in n]
     assert note == (
-        "pcie4 names no GPU: its hops are priced at a Hopper GPU's clock (a {system} preset "
-        "names the GPU; docs/model.md#gpu-clock)"
+        "pcie4 names no GPU: its hops and all-to-all messages are priced at a Hopper GPU's "
+        "clock (a {system} preset names the GPU; docs/model.md#gpu-clock)"
     )
     preset = resolve_cluster(catalogue, ClusterSpec(system="a100-pcie-pair", nodes=1))
     assert preset.topology.gpu_arch == "ampere"

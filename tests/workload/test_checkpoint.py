@@ -190,7 +190,7 @@ def test_a_checkpoint_is_not_told_the_gpu_clock_its_hops_would_take(
     clock'. The NICs' bound stays 8 nodes x 25.2 GB/s = 201.6 GB/s, 810 GB in 4.018 s."""
     spec = ClusterSpec(nodes=8, gpus_per_node=8, intra="pcie4", inter="ndr")
     cluster = resolve_cluster(test_catalogue, spec, collectives=False)
-    clock = "pcie4 names no GPU: its hops are priced at a Hopper GPU's clock"
+    clock = "pcie4 names no GPU: its hops and all-to-all messages are priced at a Hopper GPU's"
     assert any(a.startswith(clock) for a in cluster.assumptions)  # an estimate's, still
     job = CheckpointSpec(
         model=find_model("llama3-405b"), storage="test-200", client_link="client-400g"

@@ -774,9 +774,10 @@ def resolve_cluster(
         # a link that names no GPU: its hops are GPU work, priced at the clock of the GPU
         # assumed (two A100 PCIe cards on --intra pcie4 read 8.6 us at 8 B, on the
         # a100-pcie-pair preset 9.41 us, and nothing said which GPU the first assumed; a review)
+        # (an all-to-all's messages too: assumptions.clock_scaled_messages)
         notes.append(
-            f"{intra.id} names no GPU: its hops are priced at a Hopper GPU's clock (a {{system}} "
-            "preset names the GPU; docs/model.md#gpu-clock)"
+            f"{intra.id} names no GPU: its hops and all-to-all messages are priced at a Hopper "
+            "GPU's clock (a {system} preset names the GPU; docs/model.md#gpu-clock)"
         )
         fabric.append(notes[-1])  # a checkpoint prices no hop (it had been told of the clock)
     if arch in _AMD_ARCHS or (intra is not None and intra.family == "xgmi"):
