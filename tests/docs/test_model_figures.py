@@ -247,3 +247,23 @@ def test_the_release_example_of_an_all_to_all_is_current_output() -> None:
         f"A100, all-to-all of 64 KiB: PXN with 2.12.12, pairwise with 2.8.4, both "
         f"{pxn['time_s'] / US:.0f} us (each rank posts its 127 peer messages either way"
     )
+
+
+def test_pxn_and_pairwise_tie_where_the_network_binds_as_the_page_says() -> None:
+    """docs/model.md had said PXN and pairwise tie where latency sets the time; they tie where
+    the network binds as well, which carries (n-m)/n x S per GPU either way: 2 x DGX H100,
+    1 GiB, 8/16 x 1 GiB over 8 NDR at 48.75 GB/s a node, 11.1 ms each."""
+    est = _estimate("alltoall --system dgx-h100 --nodes 2 --size 1GiB")
+    (pairwise,) = [
+        a
+        for a in est["alternatives"]
+        if (a["algorithm"], a["protocol"]) == ("pairwise", est["protocol"])
+    ]
+    assert est["algorithm"] == "pxn"
+    assert pairwise["time_s"] == est["time_s"]
+    assert est["transfer_s"] == pytest.approx(8 / 16 * 2**30 / 48.75e9, rel=1e-3)
+    _says(
+        "Where the two tie (latency sets the time, or the network binds both: it carries the "
+        "same bytes either way, as on 2 x DGX H100 at 1 GiB, "
+        f"{est['time_s'] / MS:.1f} ms each), the estimate names PXN"
+    )
