@@ -3042,3 +3042,25 @@ def test_a_design_is_checked_from_its_text(tmp_path: Path, builtin_catalogue: Ca
         "source holds a line break: it looks like a design's text, not a file name; pass the "
         "text as text=, with a name for it as source"
     )
+
+
+def test_an_all_to_all_requirement_past_the_fitted_ranks_names_its_message_term(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """The 140-node DGX A100 example's 256 MB all-to-all: 1120 GPUs post 1119 messages a rank
+    at 2.4 us x 1980/1410 = 3.37 us (3.77 ms of 14.2 ms), past the 16 GPUs the per-message
+    cost is fitted on, and the likely range reaches down to the time with 15 messages. The
+    estimate, a sweep, a workload phase and nccl-check say so; the check had said nothing."""
+    check = check_design(EXAMPLES / "dgx-a100-pod-hdr.yaml", builtin_catalogue)
+    (note,) = [n for n in check.notes if "messages a rank" in n]
+    each = 2.4e-6 * 1980 / 1410
+    assert note.startswith(
+        f"alltoall 256 MB: 1119 messages a rank at 3.37 us each ({1119 * each * 1e3:.2f} ms of "
+        "each all-to-all): the per-message cost (calibrated.per_message_latency) comes from "
+        "all-to-alls of at most 16 GPUs, so for 1120 this term is an extrapolation"
+    )
+    (finding,) = [f for f in check.findings if f.kind == "alltoall"]
+    assert isinstance(finding.basis, CollectiveBasis)
+    assert finding.basis.estimate.time_s_range is not None
+    low = finding.basis.estimate.time_s_range[0]
+    assert low < finding.basis.estimate.time_s - (1119 - 15) * each
