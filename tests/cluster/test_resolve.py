@@ -1545,6 +1545,27 @@ def test_every_nvlink_generation_implies_its_gpus_clock() -> None:
     assert mesh.topology.gpu_arch == "hopper"
 
 
+@pytest.mark.parametrize(
+    ("link", "system", "arch", "clock_mhz"),
+    [("xgmi-mi355x", "mi355x-8", "cdna4", 2400), ("xgmi-mi300x", "mi300x-8", "cdna3", 2100)],
+)
+def test_an_infinity_fabric_link_implies_its_gpus_clock(
+    link: str, system: str, arch: str, clock_mhz: int
+) -> None:
+    """--intra xgmi-mi355x names its GPU as an NVLink generation does: an all-to-all's 7
+    messages on 8 GPUs cost 2.4 us at Hopper's clock x 1980 / 2400 (1980 / 2100 on MI300X),
+    as on the preset (data/cost_params.yaml gpu.clock_mhz). The flags had been priced at
+    Hopper's clock: 24.0 us for 1 KiB against the mi355x-8 preset's 21.1 us (a review)."""
+    flags = resolve_cluster(CAT, ClusterSpec(nodes=1, gpus_per_node=8, intra=link))
+    preset = resolve_cluster(CAT, ClusterSpec(system=system, nodes=1))
+    assert flags.topology.gpu_arch == preset.topology.gpu_arch == arch
+    by_flags = estimate_on(flags, Collective.ALL_TO_ALL, 1024)
+    by_preset = estimate_on(preset, Collective.ALL_TO_ALL, 1024)
+    assert by_flags.time_s == by_preset.time_s
+    (messages,) = [t for t in by_flags.best.terms if t.name == "messages"]
+    assert messages.seconds == pytest.approx(7 * 2.4e-6 * 1980 / clock_mhz, rel=1e-12)
+
+
 def test_a_presets_amd_host_is_said_where_it_prices_the_network() -> None:
     """aws-p5's host is AMD, and NCCL charges 2 us per network ring step there (1 us
     elsewhere): at 1 MiB on 2 nodes that moves NCCL's pick, and the preset had gone 13 % apart

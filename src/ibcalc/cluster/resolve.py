@@ -125,6 +125,13 @@ _ARCH_BY_LINK = {
     "nvlink4-bridge": "hopper",
     "nvlink4-mesh4": "hopper",
     "nvlink5": "blackwell",
+    # AMD's Infinity Fabric names its GPU too: an all-to-all's messages take its clock
+    # (--intra xgmi-mi355x had been priced at Hopper's, 24.0 us for 1 KiB on 8 GPUs against the
+    # mi355x-8 preset's 21.1 us; a review). xgmi-mi350x is an alias of xgmi-mi355x, so an
+    # MI350X (2200 MHz) takes the MI355X's 2400 MHz.
+    "xgmi-mi250x": "cdna2",
+    "xgmi-mi300x": "cdna3",
+    "xgmi-mi355x": "cdna4",
 }
 #: GPU architectures whose collectives run on RCCL rather than NCCL.
 _AMD_ARCHS = frozenset({"cdna2", "cdna3", "cdna4"})
