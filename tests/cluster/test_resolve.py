@@ -1566,6 +1566,17 @@ def test_an_infinity_fabric_link_implies_its_gpus_clock(
     assert messages.seconds == pytest.approx(7 * 2.4e-6 * 1980 / clock_mhz, rel=1e-12)
 
 
+def test_an_mi250x_all_to_all_takes_its_clock() -> None:
+    """MI250X (CDNA 2) has no preset; --intra xgmi-mi250x names it, and AMD's data sheet gives
+    its peak engine clock, 1700 MHz: 7 messages on 8 GCDs cost 7 x 2.4 us x 1980 / 1700 (it
+    had no clock, so Hopper's)."""
+    cluster = resolve_cluster(CAT, ClusterSpec(nodes=1, gpus_per_node=8, intra="xgmi-mi250x"))
+    assert cluster.topology.gpu_arch == "cdna2"
+    est = estimate_on(cluster, Collective.ALL_TO_ALL, 1024)
+    (messages,) = [t for t in est.best.terms if t.name == "messages"]
+    assert messages.seconds == pytest.approx(7 * 2.4e-6 * 1980 / 1700, rel=1e-12)
+
+
 def test_a_presets_amd_host_is_said_where_it_prices_the_network() -> None:
     """aws-p5's host is AMD, and NCCL charges 2 us per network ring step there (1 us
     elsewhere): at 1 MiB on 2 nodes that moves NCCL's pick, and the preset had gone 13 % apart

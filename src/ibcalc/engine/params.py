@@ -405,9 +405,9 @@ _TREE_CORRECTION = _Table(
 
 #: GPU generations whose clock scales NCCL's hop latencies (NVIDIA's; NCCL's constants).
 CLOCKED_ARCHS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell")
-#: GPU generations with a clock in ``gpu.clock_mhz``: NVIDIA's, and AMD's CDNA 3 and 4, whose
+#: GPU generations with a clock in ``gpu.clock_mhz``: NVIDIA's, and AMD's CDNA 2, 3 and 4, whose
 #: clock scales the per-message cost of an all-to-all only (RCCL keeps NCCL's hop constants).
-CLOCK_ARCHS = (*CLOCKED_ARCHS, "cdna3", "cdna4")
+CLOCK_ARCHS = (*CLOCKED_ARCHS, "cdna2", "cdna3", "cdna4")
 #: Algorithms NCCL added after 2.0: whether the release the constants describe has them.
 _RELEASE_ALGORITHMS = _Table(
     {
