@@ -350,18 +350,11 @@ def check_run(
     # an all-to-all past the ranks its per-message cost is fitted on: the expectation's note,
     # which also says why the rows' range reaches down (review BW: rows 3.8x faster than the
     # expectation had turned from 'above' to 'ok' with no word of it)
-    if coll is Collective.ALL_TO_ALL:
-        extrapolated = next(
-            (
-                said
-                for est in ests
-                if est is not None
-                for said in message_extrapolation_notes(cluster.topology, params)
-            ),
-            None,
+    # (the note follows the cluster, not a row's estimate: said where any row has one)
+    if coll is Collective.ALL_TO_ALL and any(est is not None for est in ests):
+        notes.extend(
+            f"expectation: {said}" for said in message_extrapolation_notes(cluster.topology, params)
         )
-        if extrapolated is not None:
-            notes.append(f"expectation: {extrapolated}")
     notes.extend(
         f"expectation: {said}"
         for said in simple_extrapolation_notes(cluster.topology, params, coll, ests)
