@@ -883,8 +883,31 @@ CASES: list[Case] = [
         "ratio-huge-exponent",
         ["allreduce", "-s", "1GB", "-N", "4", "--oversubscription", "1e99999999:1"],
         2,
-        "'1e99999999:1' is not a finite ratio",
+        "'1e99999999:1' is more than 64:1",
         "a 13-character ratio had run past a minute",
+    ),
+    # a ratio in digits past any float: too large, as its range says, where it had read "is not
+    # a finite ratio" ('1e400') or "is not a down:up ratio" ('1e400:1'); 'inf' is no digits
+    C(
+        "ratio-past-a-float",
+        ["allreduce", "-s", "1GB", "-N", "4", "--oversubscription", "1e400"],
+        2,
+        "'1e400' is more than 64:1",
+        "a ratio written in digits past any float is too large",
+    ),
+    C(
+        "ratio-past-a-float-down-up",
+        ["allreduce", "-s", "1GB", "-N", "4", "--oversubscription", "1e400:1"],
+        2,
+        "'1e400:1' is more than 64:1",
+        "a down:up ratio past any float is too large, not malformed",
+    ),
+    C(
+        "ratio-inf-word",
+        ["allreduce", "-s", "1GB", "-N", "4", "--oversubscription", "inf"],
+        2,
+        "'inf' is not a finite ratio",
+        "the word inf stays not finite",
     ),
     C(
         "params-long",
@@ -988,8 +1011,9 @@ CASES: list[Case] = [
         "design-ratio-overflow",
         "check {h}/corpus-ratio-overflow.yaml",
         2,
-        "'1e400:1' is not a down:up ratio such as 2:1",
-        "1e400:1 overflows float(); one line at file:line:col, not OverflowError",
+        "'1e400:1' is more than 64:1",
+        "1e400:1 overflows float(); one line at file:line:col, not OverflowError, and it says the "
+        "ratio is too large (it had read 'is not a down:up ratio such as 2:1')",
     ),
     C(
         "measured-busbw-1e300",

@@ -117,6 +117,9 @@ def parse_ratio(value: Any) -> float:
     if value is None:
         # a design file's 'max:' with nothing after it (had read "None is not a ratio")
         raise ValueError("oversubscription null is not a ratio (write 2 or 2:1)")
+    # a ratio written in digits past any float ('1e400', '1e400:1') is too large, not
+    # "not a finite ratio" nor "not a down:up ratio" (a review): said as the range is
+    too_large = False
     if isinstance(value, str):
         text = value.strip()
         if ":" in text:
@@ -129,7 +132,13 @@ def parse_ratio(value: Any) -> float:
                 # Fraction('1e99999999') builds the number digit by digit (a 13-character
                 # ratio had run past a minute: review BS): there floats, inf/inf NaN, refused
                 huge = any(abs(_exponent(part)) > _MAX_EXACT_EXPONENT for part in (down, up))
-                ratio = float(down) / float(up) if huge else float(Fraction(down) / Fraction(up))
+                if huge:
+                    ratio = float(down) / float(up)
+                    too_large = ratio == math.inf
+                else:
+                    exact = Fraction(down) / Fraction(up)
+                    too_large = exact > MAX_OVERSUBSCRIPTION
+                    ratio = math.inf if too_large else float(exact)
             except (ValueError, ZeroDivisionError, OverflowError):
                 raise ValueError(
                     f"oversubscription {echo(value)} is not a down:up ratio such as 2:1"
@@ -143,10 +152,13 @@ def parse_ratio(value: Any) -> float:
             # (1_0, other scripts' digits, a sign) are no plain ratio
             if math.isfinite(ratio) and not _PLAIN_RATIO().match(text):
                 raise ValueError(f"oversubscription {echo(value)} is not a ratio (write 2 or 2:1)")
+            too_large = ratio == math.inf and bool(_PLAIN_RATIO().match(text))
     elif isinstance(value, int | float):
         ratio = as_float(value)
     else:
         raise ValueError(f"oversubscription {echo(value)} is not a ratio (write 2 or 2:1)")
+    if too_large:
+        raise ValueError(f"oversubscription {echo(value)} is more than {MAX_OVERSUBSCRIPTION:g}:1")
     if not math.isfinite(ratio):
         raise ValueError(f"oversubscription {echo(value)} is not a finite ratio")
     if ratio < 1:
