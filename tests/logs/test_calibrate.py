@@ -26,6 +26,7 @@ from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective
 from ibcalc.errors import ClusterError, FieldError, IbcalcError, OutputError
@@ -116,6 +117,8 @@ def test_round_trip_says_what_it_cannot_determine(round_trip: Calibration) -> No
     # NDR is verbs: no LL network extra to fit; no multi-node NVLS-tree row
     assert "calibrated.ll_net_bandwidth" in why
     assert "calibrated.nvls_tree_factor" in why
+    # all-reduce and all-gather post no per-peer messages
+    assert "all-to-all" in why["calibrated.per_message_latency"]
     # the one-node all-gather pins the NVLink ring efficiency (the truth's 0.824, unchanged)
     fitted = {p.name: p.value for p in round_trip.parameters}
     assert fitted["nvlink4.efficiency"] == pytest.approx(0.824, rel=0.02)
@@ -174,6 +177,52 @@ def test_flags_that_describe_another_run_are_refused(
         calibrate([run], ClusterSpec(**flags), catalogue=catalogue, sources=[log])
     assert f"= {ranks} ranks, but the log ran {run.ranks} ranks" in str(err.value)
     assert str(err.value).startswith(f"{log}: the cluster has")
+
+
+def test_an_all_to_all_log_pins_the_cost_per_message_at_hoppers_clock(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    # a known value away from the built-in 2.4 us: 3.5 us a message at Hopper's clock, which the
+    # log's A100s post at 3.5 x 1980/1410 = 4.91 us each
+    def with_message_cost(value: str) -> CostParams:
+        entry = {
+            "value": value,
+            "derived_by": "tests/logs/test_calibrate.py::truth",
+            "rows": "known",
+        }
+        return builtin_cost_params().with_overrides(
+            {"schema": COST_PARAMS_SCHEMA, "calibrated": {"per_message_latency": entry}},
+            label="truth",
+        )
+
+    spec = ClusterSpec(system="dgx-a100", nodes=2)
+    cluster = resolve_cluster(catalogue, spec)
+    truth = with_message_cost("3.5 us")
+    ests = [estimate_on(cluster, Collective.ALL_TO_ALL, 2**k, params=truth) for k in range(8, 34)]
+    text = synthesize_log(ests, gpu_name="NVIDIA A100-SXM4-40GB")
+    run = parse_log(text, source="a2a.log").runs[0]
+    cal = calibrate(
+        [run], spec, builtin_cost_params(), catalogue, sources=["a2a.log"], date="2026-01-02"
+    )
+    fitted = {p.name: p for p in cal.parameters}
+    assert fitted["calibrated.per_message_latency"].value == pytest.approx(3.5e-6, rel=0.02)
+    assert fitted["calibrated.per_message_latency"].before == pytest.approx(2.4e-6)
+    # on all-to-all alone the network's latency moves the same small rows: it keeps its value
+    why = {u.name: u.reason for u in cal.undetermined}
+    assert "calibrated.per_message_latency" in why["hdr.transport_latency"]
+    written_files = write_override(cal, tmp_path / "a2a.yaml", inputs=["a2a.log"])
+    assert written_files[-1] == tmp_path / "a2a.cost-params.yaml"
+    text = written_files[-1].read_text(encoding="utf-8")
+    assert "at Hopper's clock" in text
+    loaded = load_cost_params([written_files[-1]], use_env=False)
+    assert loaded.calibrated.per_message_s == pytest.approx(3.5e-6, rel=0.02)
+    # an estimate from the file scales it back by the A100's clock: a 1 KiB all-to-all of 16
+    # ranks posts 15 messages a rank, each (value - 2.4 us) x 1980/1410 longer than built in
+    size = 1024
+    builtin = estimate_on(cluster, Collective.ALL_TO_ALL, size).time_s
+    calibrated = estimate_on(cluster, Collective.ALL_TO_ALL, size, params=loaded).time_s
+    step = 15 * (loaded.calibrated.per_message_s - 2.4e-6) * 1980 / 1410
+    assert calibrated - builtin == pytest.approx(step, rel=1e-3)
 
 
 def test_sendrecv_pins_the_point_to_point_constant(catalogue: Catalogue) -> None:

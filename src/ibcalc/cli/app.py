@@ -98,7 +98,8 @@ COMMANDS: dict[str, CommandEntry] = {
     "calibrate": CommandEntry(
         "logs",
         "Fit the model to your own nccl-tests runs: transport latencies, link efficiencies, NVLS "
-        "efficiency; report the fit and what the runs cannot determine; write an override file.",
+        "efficiency, an all-to-all's cost per message; report the fit and what the runs cannot "
+        "determine; write an override file.",
     ),
     # cli/catalogue.py (groups)
     "links": CommandEntry(

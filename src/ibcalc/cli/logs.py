@@ -455,7 +455,8 @@ def calibrate_command(
     nccl_version: NcclVersionOpt = None,
 ) -> None:
     """Fit the model to your own nccl-tests runs: transport latencies, link efficiencies, NVLS
-    efficiency; report the fit and what the runs cannot determine; write an override file.
+    efficiency, an all-to-all's cost per message; report the fit and what the runs cannot
+    determine; write an override file.
 
     Exit 0; 2 when a file cannot be read, when a log contradicts --collective, --system or
     --inter (its GPU or its network) outright, or does not give a run's rank count (nothing is

@@ -319,9 +319,13 @@ class _Param:
 
 
 #: Engine attribute -> the file's key (what a user reads in the override).
-_FIELD_NAMES = {"transport_latency_s": "transport_latency", "ll_net_Bps": "ll_net_bandwidth"}
+_FIELD_NAMES = {
+    "transport_latency_s": "transport_latency",
+    "ll_net_Bps": "ll_net_bandwidth",
+    "per_message_s": "per_message_latency",
+}
 _ATTRIBUTES = {v: k for k, v in _FIELD_NAMES.items()}
-_UNITS = {"transport_latency_s": "s", "ll_net_Bps": "B/s"}
+_UNITS = {"transport_latency_s": "s", "ll_net_Bps": "B/s", "per_message_s": "s"}
 #: Cost constants runs can pin: (attribute, regime, lo, hi). p2p_efficiency moves send/receive
 #: and all-to-all inside a node, nvls_tree_factor NVLS-tree all-reduce, ll_net_bandwidth the
 #: LL protocol's small messages across nodes (32-64 KiB).
@@ -329,6 +333,7 @@ _COST_PARAMS: tuple[tuple[str, Literal["latency", "bandwidth"], float, float], .
     ("p2p_efficiency", "bandwidth", 0.02, 1.0),
     ("nvls_tree_factor", "bandwidth", 0.02, 1.0),
     ("ll_net_Bps", "latency", 1e7, 1e12),
+    ("per_message_s", "latency", 1e-8, 1e-3),
 )
 
 
@@ -336,6 +341,8 @@ def _file_value(p: _Param, value: float) -> float | str:
     """A value as an override file writes it (with its unit where it has one)."""
     if p.field == "ll_net_Bps":
         return f"{value / 1e9:.10g} GB/s"
+    if p.field == "per_message_s":
+        return f"{value * 1e6:.10g} us"
     return value
 
 
@@ -570,7 +577,12 @@ def _candidates(
         _Param("cost", "calibrated", a, reg, lo=lo, hi=hi, log_scale=True)
         for a, reg, lo, hi in _COST_PARAMS
     ]
-    return latency + [p for p in cost if p.regime == "latency"] + [
+    # an all-to-all's per-message cost before the links' latencies: on a log of all-to-all alone
+    # the two move the same rows alike, and the rows are n-1 messages a rank (ALCF's 2 x 8 A100:
+    # 15 at 2.3 us against one network hop), so the messages are what the log measures; a
+    # log of another collective leaves it undetermined, and one beside it pins the latency
+    messages = [p for p in cost if p.field == "per_message_s"]
+    return messages + latency + [p for p in cost if p.regime == "latency" and p not in messages] + [
         p for p in cost if p.regime == "bandwidth"
     ] + bandwidth, ruled_out
 
@@ -2053,6 +2065,8 @@ def _insensitive_reason(p: _Param, cases: Sequence[_Case]) -> str:
                 "no fitted row runs LL across a plugin transport (EFA, TCPX, CXI), the only "
                 "network the term applies to"
             )
+        if p.field == "per_message_s":
+            return "no fitted run is an all-to-all (it prices each message a rank posts to a peer)"
         return (
             "no fitted row is limited by NVLS-tree's NVLS step (NVLS inside nodes joined by "
             "a network)"
@@ -2580,6 +2594,8 @@ def _cost_entries(
         value: float | str = round(p.value, 6)
         if p.unit == "B/s":
             value = f"{p.value / 1e9:.6g} GB/s"
+        elif p.unit == "s":
+            value = f"{p.value * 1e6:.6g} us"
         logs = _logs_of(p, inputs)
         doubtful = [log for log in logs if log in warned]
         entries.setdefault(p.target, {})[p.field] = {
@@ -2588,6 +2604,12 @@ def _cost_entries(
             "rows": f"{plural(p.rows, 'row')} of {printable(', '.join(logs), None)} "
             f"(fitted {date}); "
             f"fit {_fmt_value(p, p.value)}{pm}, was {_fmt_value(p, p.before)}"
+            + (
+                # as the built-in value is: an estimate scales it by Hopper's clock over its GPU's
+                "; at Hopper's clock (docs/model.md#gpu-clock)"
+                if p.field == "per_message_latency"
+                else ""
+            )
             # a bound says so, as a link's source does (review DX 3)
             + (f"; {bound_text(p)}" if bound_text(p) else "")
             + (

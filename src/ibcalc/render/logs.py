@@ -883,6 +883,9 @@ def render_calibration(
                 t
                 for t in (
                     "at the bound of its range" if p.at_bound else "",
+                    # the file's value, which an estimate scales by Hopper's clock over its
+                    # GPU's: a figure for an A100 read off a table as its own is 1.4x too low
+                    "at Hopper's clock" if p.field == "per_message_latency" else "",
                     bound_text(p),
                     p.uncertainty_reason or "",
                     (
