@@ -225,6 +225,35 @@ def test_an_all_to_all_log_pins_the_cost_per_message_at_hoppers_clock(
     assert calibrated - builtin == pytest.approx(step, rel=1e-3)
 
 
+def test_an_all_to_all_whose_launches_hide_the_messages_is_not_called_another_collective(
+    catalogue: Catalogue,
+) -> None:
+    # sweep 02 is an all-to-all of one process driving 8 MI355X (-g 8): its rows of 64 KiB and
+    # less sit at the launch floor (29.8-40.9 us measured, 34.7 us expected whatever the cost
+    # per message), so none of them moves with it; the reason had read 'no fitted run is an
+    # all-to-all' of this all-to-all log
+    lines = (SWEEPS / "02_alltoall_1node_8xMI355X_intranode-rccl.txt").read_text().splitlines()
+    small = "\n".join(lines[:32]) + "\n"  # the header and the rows of 128 B to 64 KiB
+    run = parse_log(small, source="02-small.log").runs[0]
+    assert max(r.size_bytes for r in run.rows) == 64 * 1024
+    spec = ClusterSpec(system="mi355x-8", nodes=1)
+    cal = calibrate([run], spec, catalogue=catalogue, sources=["02-small.log"])
+    why = {u.name: u.reason for u in cal.undetermined}
+    assert why["calibrated.per_message_latency"] == (
+        "the all-to-all rows do not depend on it: one process launching its 8 GPUs' kernels "
+        "in turn (nccl-tests -g 8) sets their time"
+    )
+    # the whole log: its 128 KiB and larger rows move with it, none of 64 KiB or less
+    full = parse_file(SWEEPS / "02_alltoall_1node_8xMI355X_intranode-rccl.txt").runs[0]
+    cal = calibrate([full], spec, catalogue=catalogue)
+    why = {u.name: u.reason for u in cal.undetermined}
+    assert why["calibrated.per_message_latency"] == (
+        "no fitted row of 64 KiB or less depends on it; only larger rows move with it: one "
+        "process launching its 8 GPUs' kernels in turn (nccl-tests -g 8) sets the small sizes' "
+        "time"
+    )
+
+
 def test_sendrecv_pins_the_point_to_point_constant(catalogue: Catalogue) -> None:
     run = parse_file(SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt").runs[0]
     cal = calibrate([run], ClusterSpec(system="a100-pcie-pair"), catalogue=catalogue)

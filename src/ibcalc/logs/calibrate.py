@@ -1934,10 +1934,12 @@ def _determinable(
         own = [x for x, regime in zip(column, regimes, strict=True) if regime == p.regime]
         if max((abs(x) for x in own), default=0.0) < _SENSITIVITY:
             other = "larger" if p.regime == "latency" else "smaller"
+            launches = _serial_launches(cases) if p.field == "per_message_s" else ""
             out.append(
                 Undetermined(
                     name=p.name,
-                    reason=f"no fitted row of {size} depends on it; only {other} rows move with it",
+                    reason=f"no fitted row of {size} depends on it; only {other} rows move with it"
+                    + (f": {launches} sets the small sizes' time" if launches else ""),
                 )
             )
             continue
@@ -2066,7 +2068,7 @@ def _insensitive_reason(p: _Param, cases: Sequence[_Case]) -> str:
                 "network the term applies to"
             )
         if p.field == "per_message_s":
-            return "no fitted run is an all-to-all (it prices each message a rank posts to a peer)"
+            return _messages_unseen_reason(cases)
         return (
             "no fitted row is limited by NVLS-tree's NVLS step (NVLS inside nodes joined by "
             "a network)"
@@ -2078,6 +2080,36 @@ def _insensitive_reason(p: _Param, cases: Sequence[_Case]) -> str:
     limits = sorted({c.bottleneck for c in users if c.bottleneck})
     where = f": the large sizes are limited by {'; '.join(limits)}" if limits else ""
     return f"the large sizes do not depend on it{where}"
+
+
+def _messages_unseen_reason(cases: Sequence[_Case]) -> str:
+    """Why no fitted row depends on an all-to-all's cost per message: no run is an all-to-all,
+    or the ones that are have their small sizes set by something else (one process launching
+    its GPUs' kernels in turn: sweep 02's -g 8 rows to 64 KiB sit at the launch floor, 34.7 us,
+    and had been said to be no all-to-all at all)."""
+    if not any(c.collective is Collective.ALL_TO_ALL for c in cases):
+        return "no fitted run is an all-to-all (it prices each message a rank posts to a peer)"
+    launches = _serial_launches(cases)
+    if launches:
+        return f"the all-to-all rows do not depend on it: {launches} sets their time"
+    return "the all-to-all rows do not depend on it (other latency terms dominate them)"
+
+
+def _serial_launches(cases: Sequence[_Case]) -> str:
+    """``one process launching its 8 GPUs' kernels in turn (nccl-tests -g 8)`` where an
+    all-to-all run has one process drive several GPUs (its small sizes sit at that launch
+    floor), else empty."""
+    serial = sorted(
+        {
+            c.spec.gpus_per_process
+            for c in cases
+            if c.collective is Collective.ALL_TO_ALL and c.spec.gpus_per_process > 1
+        }
+    )
+    if not serial:
+        return ""
+    counts = " or ".join(str(g) for g in serial)
+    return f"one process launching its {counts} GPUs' kernels in turn (nccl-tests -g {counts})"
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
