@@ -851,6 +851,43 @@ def test_calibrate_json() -> None:
     assert data["fitted_on"] == datetime.date.today().isoformat()
 
 
+def test_calibrate_says_the_cost_per_message_is_at_hoppers_clock_everywhere(
+    tmp_path: Path,
+) -> None:
+    """Sweep 09 (2 x 8 DGX A100) fits an all-to-all's cost per message of 2.31 us at Hopper's
+    clock, 3.24 us a message on its A100s (x 1980/1410). The table and the file's `rows` said
+    so; the override files' '# fitted:' header line and the JSON did not, and read as the A100's
+    own figure. The file's estimate scales it back, as --explain shows."""
+    log = str(SWEEPS / "09_alltoall_2node_16xA100-40GB_net-notstated.txt")
+    flags = ("--system", "dgx-a100", "--nodes", "2")
+    code, out, _ = run("calibrate", log, *flags, "--format", "json")
+    assert code == 0
+    clocks = {p["name"]: p["clock"] for p in json.loads(out)["parameters"]}
+    assert clocks == {"calibrated.per_message_latency": "hopper", "hdr.efficiency": None}
+    target = tmp_path / "a100.yaml"
+    code, _, _ = run("calibrate", log, *flags, "-o", str(target))
+    assert code == 0
+    for path in (target, tmp_path / "a100.cost-params.yaml"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert (
+            "# fitted: calibrated.per_message_latency 2.4 us -> 2.307 us +- 23.44 ns "
+            "(at Hopper's clock)"
+        ) in lines
+    code, out, _ = run(
+        "alltoall",
+        "-s",
+        "1KiB",
+        *flags,
+        "--explain",
+        "--cost-params",
+        str(tmp_path / "a100.cost-params.yaml"),
+    )
+    assert code == 0
+    # 15 messages x 2.30654 us x 1980/1410 = 48.6 us
+    assert "messages        48.6 us   n-1 = 15 messages" in out
+    assert "x 2.31 us x 1980/1410 (Hopper's clock over the ampere GPU's, MHz)" in out
+
+
 def test_calibrate_json_lists_the_files_it_could_not_read(tmp_path: Path) -> None:
     """calibrate --format json with a missing file, a directory and a binary file beside a
     readable log printed nothing (the errors on stderr alone), where nccl-check lists them under

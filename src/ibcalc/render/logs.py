@@ -38,6 +38,7 @@ from ibcalc.logs.calibrate import (
     FittedParameter,
     bound_text,
     changed,
+    clock_text,
     significant,
     written,
 )
@@ -885,7 +886,7 @@ def render_calibration(
                     "at the bound of its range" if p.at_bound else "",
                     # the file's value, which an estimate scales by Hopper's clock over its
                     # GPU's: a figure for an A100 read off a table as its own is 1.4x too low
-                    "at Hopper's clock" if p.field == "per_message_latency" else "",
+                    clock_text(p),
                     bound_text(p),
                     p.uncertainty_reason or "",
                     (
