@@ -1003,6 +1003,40 @@ def test_a_built_in_network_fault_is_found(
     assert check.findings[0].hypothesis == hypothesis
 
 
+def test_a_slow_network_hop_is_not_called_a_per_message_latency(catalogue: Catalogue) -> None:
+    # the model's 'per message' is an all-to-all's cost per peer message
+    # (calibrated.per_message_latency, at Hopper's clock); a slow network transport is fitted
+    # and offered as latency per hop, and its causes had called that a per-message latency:
+    # on a 2 x 8 DGX A100 all-to-all with HDR 40 us slower a hop (100.0 us against 60.0 us
+    # expected at 256 B-64 KiB) a reader took it for 15 messages' worth
+    slow = catalogue_with_link(catalogue, "hdr", transport_latency_s=40e-6)
+    cluster = resolve_cluster(slow, ClusterSpec(system="dgx-a100", nodes=2))
+    ests = [estimate_on(cluster, Collective.ALL_TO_ALL, 2**k) for k in range(8, 34)]
+    text = synthesize_log(ests, gpu_name="NVIDIA A100-SXM4-40GB")
+    flags = ClusterSpec(system="dgx-a100", nodes=2)
+    (check,) = check_log(parse_log(text, source="a2a"), text, catalogue=catalogue, flags=flags)
+    (latency,) = [f for f in check.findings if "latency, not bandwidth" in f.cause]
+    assert latency.cause.endswith(
+        "likely a proxy-driven network transport or plugin adding latency per network hop; or a "
+        "launcher, container or driver overhead per call"
+    )
+    assert "adding 40.0 us per hdr hop reproduces them within 0% (median)" in latency.evidence
+    # 2 x p5 with EFA 300 us slower a hop: the large sizes pay it too, at every pipeline step
+    slow = catalogue_with_link(catalogue, "efa-v2", transport_latency_s=300e-6)
+    cluster = resolve_cluster(slow, ClusterSpec(system="aws-p5", nodes=2))
+    ests = [estimate_on(cluster, Collective.ALL_REDUCE, 2**k) for k in range(8, 34)]
+    text = synthesize_log(ests)
+    flags = ClusterSpec(system="aws-p5", nodes=2)
+    (check,) = check_log(parse_log(text, source="p5"), text, catalogue=catalogue, flags=flags)
+    (transport,) = [f for f in check.findings if f.cause.startswith("a slow transport")]
+    assert transport.cause == (
+        "a slow transport: the latency per network hop that explains the small sizes (fitted "
+        "from them) accounts for the large sizes too, since every pipeline step pays it (a "
+        "proxy-driven network plugin, or its CPU threads starved)"
+    )
+    assert not any("per-message" in f.cause for f in check.findings)
+
+
 def test_gb200_trays_not_joined_by_nvlink_are_named(catalogue: Catalogue) -> None:
     # 4 GB200 trays (16 GPUs) modelled one tray per domain, over the preset's 4 NDR NICs per
     # tray, checked against one NVL72 domain (a log without NCCL's output says no more)

@@ -279,7 +279,7 @@ def _bandwidth_causes(
         hypotheses.append(
             _Hypothesis(
                 f"{link.id}.transport_latency += {added * 1e6:.1f} us",
-                "a slow transport: the per-message latency that explains the small sizes "
+                "a slow transport: the latency per network hop that explains the small sizes "
                 "(fitted from them) accounts for the large sizes too, since every pipeline step "
                 "pays it (a proxy-driven network plugin, or its CPU threads starved)",
                 {},

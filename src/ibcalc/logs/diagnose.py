@@ -644,7 +644,9 @@ def _latency_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Find
     if gpp is not None and gpp > 1:
         causes.append(f"one process drives {gpp} GPUs (-g {gpp}; {gpus_per_process_said(ctx.run)})")
     if ctx.multi:
-        causes.append("a proxy-driven network transport or plugin adding per-message latency")
+        # 'per-message latency' had read, on an all-to-all, as its cost per peer message
+        # (calibrated.per_message_latency), where the evidence adds latency per hop
+        causes.append("a proxy-driven network transport or plugin adding latency per network hop")
     causes.append("a launcher, container or driver overhead per call")
     # a warning only at 2x the expectation (a policy value: the held-out latency 90th percentile
     # is 41 %, though the plugin band's slow end lets a measurement reach 5.6x; docs/model.md):
