@@ -225,6 +225,26 @@ def test_an_all_to_all_log_pins_the_cost_per_message_at_hoppers_clock(
     assert calibrated - builtin == pytest.approx(step, rel=1e-3)
 
 
+def test_a_cost_per_message_switched_off_is_fitted_from_zero(catalogue: Catalogue) -> None:
+    # a cost-parameter file with per_message_latency 0 us under sweep 09 (2 x 8 DGX A100): the
+    # probe of a value in use, a fraction of it, moved nothing from 0, so the reason read that
+    # the all-to-all rows do not depend on it and HDR's transport latency took the messages
+    # (48.6 us a hop); the messages are fitted as from the built-in 2.4 us, to the same 2.31 us
+    entry = {"value": "0 us", "derived_by": "tests/logs/test_calibrate.py::off", "rows": "off"}
+    off = builtin_cost_params().with_overrides(
+        {"schema": COST_PARAMS_SCHEMA, "calibrated": {"per_message_latency": entry}}, label="off"
+    )
+    run = parse_file(SWEEPS / "09_alltoall_2node_16xA100-40GB_net-notstated.txt").runs[0]
+    spec = ClusterSpec(system="dgx-a100", nodes=2)
+    fitted = {p.name: p for p in calibrate([run], spec, off, catalogue, sources=["09"]).parameters}
+    built_in = {p.name: p for p in calibrate([run], spec, catalogue=catalogue).parameters}
+    message = fitted["calibrated.per_message_latency"]
+    assert message.before == 0.0
+    assert message.value == pytest.approx(2.3065e-6, rel=1e-3)
+    assert message.value == pytest.approx(built_in["calibrated.per_message_latency"].value)
+    assert "hdr.transport_latency" not in fitted
+
+
 def test_an_all_to_all_whose_launches_hide_the_messages_is_not_called_another_collective(
     catalogue: Catalogue,
 ) -> None:

@@ -1897,6 +1897,12 @@ def _sensitivity(
     if p.field == "transport_latency_s":
         step = max(0.5 * start, 5e-6)
         moved = start + step
+    elif start <= 0:
+        # a value in use of 0 (an all-to-all's cost per message switched off in a file): a
+        # fraction of it moves nothing, and sweep 09 had pushed its 48.6 us of messages into
+        # HDR's transport latency, calling the messages independent of its rows; probed at the
+        # middle of its range (log scale) instead
+        moved = math.sqrt(p.lo * p.hi)
     else:
         moved = start * 0.8 if start * 0.8 >= p.lo else start * 1.2
     cat, par = _apply(catalogue, params, {p: moved})
