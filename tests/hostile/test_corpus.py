@@ -174,6 +174,15 @@ CASES: list[Case] = [
         "'.inf' is not a plain number",
         "a cost parameter .inf is refused",
     ),
+    C(
+        "cost-params-message-ms",
+        "alltoall -s 1KiB --system dgx-a100 -N 2 "
+        "--cost-params {h}/corpus-cost-params-message-ms.yaml",
+        2,
+        "corpus-cost-params-message-ms.yaml:4:5: calibrated.per_message_latency: '2.3 ms' is "
+        "more than 1 ms: not a plausible value",
+        "an all-to-all's cost per message in ms (2.3 us mistyped) had priced 1 KiB at 48.5 ms",
+    ),
     # --- silent wrong answers: settings dropped ------------------------------------------------
     C(
         "wan-links-without-sites",

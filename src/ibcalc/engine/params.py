@@ -327,6 +327,10 @@ def _time_with_unit(raw: str) -> float:
 
 #: A latency over a second is no per-hop or per-message latency (ms written for us?).
 _LATENCY = _Quantity("time", _time_with_unit, "6.8 us", hi=1.0, hi_text="1 s")
+#: An all-to-all's cost per message of more than a millisecond is no GPU's posting work: '2.3 ms'
+#: written for 2.3 us had priced a 1 KiB all-to-all of 2 x 8 A100s at 48.5 ms, and 999 ms at
+#: 21 s (the built-in is 2.4 us; calibrate searches 10 ns to 1 ms).
+_MESSAGE_LATENCY = _Quantity("time", _time_with_unit, "2.4 us", hi=1e-3, hi_text="1 ms")
 _SIZE = _Quantity("size", parse_size, "4 MiB", lo_open=True)
 #: Below 1 MB/s no link rate is plausible (the catalogue's floor): 1e-300 GB/s had priced a
 #: 1 KiB all-reduce at 2.8e284 hours.
@@ -557,7 +561,7 @@ class Calibrated:
     nvls_tree_factor: float = _param("nvls_tree_factor", _FRACTION)
     #: Cost of posting one more peer message in a grouped all-to-all, at Hopper's clock
     #: (scaled to the GPU's by ``Assumptions.clock_scaled_messages``).
-    per_message_s: float = _param("per_message_latency", _LATENCY)
+    per_message_s: float = _param("per_message_latency", _MESSAGE_LATENCY)
     #: The most ranks among the all-to-all rows ``per_message_s`` is fitted on (an all-to-all
     #: of more extrapolates its message term, and says so).
     per_message_fit_ranks: int = _param("per_message_fit_ranks", _Number(0.0, 1e9, integer=True))
