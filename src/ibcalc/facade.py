@@ -50,6 +50,7 @@ from ibcalc.engine.plan import (
 from ibcalc.engine.select import NCCL_ALGORITHMS, refuse, select_on
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
+    MESSAGE_EXTRAPOLATION_HINT,
     SIMPLE_EXTRAPOLATION_HINT,
     SIMPLE_PER_STEP_NOTE,
     Algorithm,
@@ -1011,8 +1012,7 @@ def message_extrapolation_notes(topo: Topology, params: CostParams) -> list[str]
     each = message_cost_s(topo, params)
     note = (
         f"{messages} messages a rank at {format_time(each, zeros=False)} each "
-        f"({format_time(messages * each)} of each all-to-all): the per-message cost "
-        "(calibrated.per_message_latency) comes from all-to-alls of at most "
+        f"({format_time(messages * each)} of each all-to-all): {MESSAGE_EXTRAPOLATION_HINT}"
         f"{cal.per_message_fit_ranks} GPUs, so for {topo.ranks} this term is an extrapolation "
         "(no published run of more is at hand to say how the cost grows)"
     )

@@ -1,9 +1,9 @@
 """Outputs of many estimates say, once, where a likely range reaches down to Simple's per-step
 reading past the ranks its handshake count is fitted on (review DM: a layout search's JSON,
 ``check`` and ``nccl-check`` had moved ranges with no word of it, where sweeps and workload
-phases said it). Each test compares with the same run under an override that moves the fit's
-bound past every rank count, where no range moves: the note is where, and only where, the
-ranges differ."""
+phases said it), or to an all-to-all's message term held at the per-message cost's fitted
+runs. Each test compares with the same run under an override that moves the fit's bound past
+every rank count, where no range moves: the note is where, and only where, the ranges differ."""
 
 from __future__ import annotations
 
@@ -150,3 +150,49 @@ def test_a_layout_search_names_the_layouts_whose_ranges_reach_down(unbounded: st
     assert f"for {ranks[0]} to {ranks[-1]} ranks that is an extrapolation" in note
     assert "the likely ranges of such phases reach down" in note
     assert not [n for n in kept["search_notes"] if HINT in n]
+
+
+def test_a_layout_search_names_the_layouts_whose_messages_are_extrapolated(tmp_path: Path) -> None:
+    """DeepSeek-V3 on 32 DGX H100: the 20 layouts whose expert groups hold more than 16 GPUs
+    (ep 32 to 256) post 31 to 255 messages a rank at 2.4 us, past the 15 of the largest
+    all-to-all the per-message cost is fitted on, so their ranges reach down to the time with
+    15; a single run of one says so, and the search had said nothing (its JSON ranges moved).
+    Its text and JSON now say it once, with the spans; under an override that moves the fit's
+    bound past every group no range moves, no time either, and no such note is given."""
+    bound = tmp_path / "bound.yaml"
+    bound.write_text(
+        "schema: ibcalc-cost-params/1\n"
+        "calibrated:\n  per_message_fit_ranks: {value: 100000, assumed: a test's bound}\n"
+    )
+    args = ("train", "--model", "deepseek-v3", "--system", "dgx-h100", "-N", "32", "--compare")
+    moved = json.loads(_run(*args, "--format", "json").stdout)
+    kept = json.loads(_run(*args, "--format", "json", "--cost-params", str(bound)).stdout)
+    pairs = list(zip(moved["layouts"], kept["layouts"], strict=True))
+    assert [a["comm_s"] for a, _ in pairs] == [b["comm_s"] for _, b in pairs]
+    differ = [a for a, b in pairs if a["comm_s_range"] != b["comm_s_range"]]
+    assert len(differ) == 20
+    assert sorted(a["rank"] for a in differ) == sorted(
+        a["rank"] for a in moved["layouts"] if a["ep"] > 16
+    )
+    assert {a["ep"] for a in differ} == {32, 64, 128, 256}
+    said = (
+        "20 of the 154 layouts (expert groups of 32 to 256 GPUs): their all-to-alls post 31 to "
+        "255 messages a rank at 2.4 us each; the per-message cost (calibrated.per_message_latency) "
+        "comes from all-to-alls of at most 16 GPUs, so for 32 to 256 ranks this term is an "
+        "extrapolation (no published run of more is at hand to say how the cost grows); the "
+        "likely ranges of such phases reach down to the time with it held at the 15 messages of "
+        "the largest run it rests on"
+    )
+    assert [n for n in moved["search_notes"] if "per_message_latency" in n] == [said]
+    assert not [n for n in kept["search_notes"] if "per_message_latency" in n]
+    text = " ".join(_run(*args).stdout.split())
+    assert text.count(f"note: {said}") == 1
+    # a single run of one such layout says the same of its own group
+    one = _run("train", "--model", "deepseek-v3", "--system", "dgx-h100", "-N", "32",
+               "--tp", "1", "--pp", "8", "--ep", "32")  # fmt: skip
+    assert "31 messages a rank at 2.4 us each" in " ".join(one.stdout.split())
+    guide = " ".join((ROOT / "docs" / "workload.md").read_text(encoding="utf-8").split())
+    assert (
+        "(DeepSeek-V3 on 32 DGX H100: 20 of the 154 layouts, expert groups of 32 to 256 GPUs, "
+        "31 to 255 messages a rank at 2.4 us each; tested)"
+    ) in guide

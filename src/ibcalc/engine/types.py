@@ -497,6 +497,12 @@ SIMPLE_PER_STEP_NOTE = "each Simple network hop over "
 #: How the word of a sweep, a workload phase or a check on the same begins, said once for
 #: its rows (``facade.simple_extrapolation_hint``); a layout search reads it off its phases.
 SIMPLE_EXTRAPOLATION_HINT = "a ring in Simple over "
+#: What an all-to-all's note says where its message term rests on more ranks than the
+#: per-message cost is fitted on (``facade.message_extrapolation_notes``), after the messages
+#: a rank posts; a layout search reads it off its phases.
+MESSAGE_EXTRAPOLATION_HINT = (
+    "the per-message cost (calibrated.per_message_latency) comes from all-to-alls of at most "
+)
 
 
 # Enum members as module constants where a layout search reads them hundreds of thousands of

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ibcalc.engine.types import SIMPLE_EXTRAPOLATION_HINT
+from ibcalc.engine.types import MESSAGE_EXTRAPOLATION_HINT, SIMPLE_EXTRAPOLATION_HINT
 from ibcalc.render.console import (
     TIME_UNIT_SCALE,
     Format,
@@ -265,7 +265,11 @@ def compare_dict(
         if results
         else None,
         "rate_note": next(iter(_rate_notes(results[0], names)), None) if results else None,
-        "search_notes": _search_notes(results, names) + _range_notes(results),
+        "search_notes": [
+            *_search_notes(results, names),
+            *_range_notes(results),
+            *_message_notes(results),
+        ],
         "note": "every layout runs the same global batch (sequences per step); ranked by step "
         "time when the compute is known, else by exposed communication, within each "
         "memory_room in turn: layouts with room first, then tight ones (past 90 % of the GPUs' "
@@ -709,7 +713,7 @@ def render_compare(
         # said once (the table had dropped it; a rate past the peak is each row's warning)
         for note in _rate_notes(first, names):
             console.print(prose(note, "rate:"))
-        for note in _search_notes(results, names):
+        for note in [*_search_notes(results, names), *_message_notes(results)]:
             console.print(prose(note, "note:"))
         if first.totals.step_s is None:
             console.print(
@@ -809,16 +813,66 @@ def _range_notes(results: Sequence[TrainResult]) -> list[str]:
     low, high = min(ranks, default=0), max(ranks, default=0)
     if low != high:
         said = _RANKS.sub(f"for {low} to {high} ranks that is", said)
-    layouts = (
-        f"layout{'s' if len(which) > 1 else ''} {', '.join(which)}"
-        if len(which) <= 6
-        else f"{len(which)} of the {len(results)} layouts"
-    )
+    layouts = _layouts_named(which, len(results))
     return [f"{layouts}: {said}"]
 
 
 #: Where the phases' word on Simple's per-step reading gives its rank count
 _RANKS = re.compile(r"for (\d+) ranks that is")
+
+
+def _message_notes(results: Sequence[TrainResult]) -> list[str]:
+    """The layouts whose expert all-to-alls post more messages a rank than the per-message
+    cost's fitted runs, with the phases' word on it, once: a single run says its message term
+    is an extrapolation and its likely range reaches down to the fitted runs' count, while a
+    search of DeepSeek-V3 on 32 DGX H100 had ranked 20 such layouts (ep 32 to 256), their JSON
+    ranges moved, with no word of it. The phases' words differ in their counts alone, which
+    are given as spans."""
+    which: list[str] = []
+    said = ""
+    messages: list[int] = []
+    ranks: list[int] = []
+    for i, r in enumerate(results, start=1):
+        notes = [
+            (p.ranks, a) for p in r.phases for a in p.assumptions if MESSAGE_EXTRAPOLATION_HINT in a
+        ]
+        if notes:
+            which.append(f"#{i}")
+            said = said or notes[0][1]
+            ranks += [count for count, _ in notes]
+            messages += [int(a.split(" ", 1)[0]) for _, a in notes]
+    each = _MESSAGE_COST.match(said)
+    if each is None:
+        return []
+    # "63 messages a rank at 2.4 us each (151 us of each all-to-all): the per-message cost ..."
+    ranked = _span(min(ranks), max(ranks))
+    said = said[said.index(MESSAGE_EXTRAPOLATION_HINT) :]
+    said = _MESSAGE_RANKS.sub(f"so for {ranked} ranks this term", said)
+    said = said.replace("the likely range reaches", "the likely ranges of such phases reach")
+    layouts = _layouts_named(which, len(results))
+    return [
+        f"{layouts} (expert groups of {ranked} GPUs): their all-to-alls post "
+        f"{_span(min(messages), max(messages))} messages a rank at {each.group(1)} each; {said}"
+    ]
+
+
+def _layouts_named(which: Sequence[str], searched: int) -> str:
+    """Some layouts of a search as a note names them: by their rows (#), or their count where
+    they are more than six."""
+    if len(which) > 6:
+        return f"{len(which)} of the {searched} layouts"
+    return f"layout{'s' if len(which) > 1 else ''} {', '.join(which)}"
+
+
+def _span(low: int, high: int) -> str:
+    """A count, or the span of counts, as a note gives it: 63, or 31 to 255."""
+    return f"{low}" if low == high else f"{low} to {high}"
+
+
+#: Where an all-to-all's word on its message term gives its rank count
+_MESSAGE_RANKS = re.compile(r"so for (\d+) this term")
+#: The per-message cost an all-to-all's word gives (the GPU's: one for every layout)
+_MESSAGE_COST = re.compile(r"\d+ messages a rank at (.+?) each \(")
 
 
 def _rate_notes(result: TrainResult, names: Mapping[str, str]) -> list[str]:
