@@ -1928,3 +1928,37 @@ def test_a_count_option_s_help_states_the_range_it_takes(command: str, stated: l
     assert "int range" not in text
     for words in stated:
         assert words in text
+
+
+def test_an_expert_buffer_too_small_to_split_names_its_phase() -> None:
+    """A model 512 wide (1,024 experts, top-1) served on ep 1024 dispatches one decoded token,
+    1 x 1 x 512 x 2 B = 1 KiB a GPU: 512 bf16 elements for 1,024 peers, which nccl-tests
+    rounds to 0 bytes. The refusal had read 'size 1 KiB is too small for alltoall ...', a size
+    no one typed, naming no phase; training's 4-token sequences of a 64-wide model (4 x 64 x 2
+    = 512 B) the same, and a layout search skipped such layouts in those words."""
+    moe = ["--params", "1B", "--experts", "1024", "--top-k", "1", "--layers", "8", "--heads", "4"]
+    served = _error("infer", *moe, "--hidden", "512", "--ep", "1024", "--system", "dgx-h100")
+    assert served == (
+        "error: decode-ep-alltoall: each GPU's 1 KiB is too small for alltoall of bf16 over "
+        "1024 ranks (nccl-tests rounds it to 0 bytes)\n"
+    )
+    trained = [
+        "train",
+        *moe,
+        "--hidden",
+        "64",
+        "--seq-len",
+        "4",
+        "-N",
+        "128",
+        "--system",
+        "dgx-h100",
+    ]
+    said = _error(*trained, "--ep", "1024")
+    assert said.startswith("error: ep-alltoall: each GPU's 512 B is too small for alltoall")
+    assert said.count("\n") == 1
+    skipped = _json(*trained, "--compare")["skipped"]
+    assert (
+        "tp1 pp1 dp1024 ep1024: ep-alltoall: each GPU's 512 B is too small for alltoall of bf16 "
+        "over 1024 ranks (nccl-tests rounds it to 0 bytes)"
+    ) in skipped

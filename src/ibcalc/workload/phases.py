@@ -28,6 +28,7 @@ from ibcalc.engine.types import (
     Estimate,
     Protocol,
 )
+from ibcalc.errors import SizeTooSmallError, WorkloadError
 from ibcalc.facade import (
     SHARP_ALGORITHMS,
     CollectivePlan,
@@ -169,6 +170,14 @@ def quick_range(plan: CollectivePlan, q: QuickEstimate) -> QuickCost:
 _SIMPLE, _RING, _ALL_TO_ALL = Protocol.SIMPLE, Algorithm.RING, Collective.ALL_TO_ALL
 
 
+def too_small(name: str, exc: SizeTooSmallError) -> WorkloadError:
+    """A phase whose buffer nccl-tests would round to no bytes, refused naming the phase: the
+    size is the workload's, not one the user typed ("size 1 KiB is too small for alltoall of
+    bf16 over 1024 ranks" had named no phase: an expert group of 1024 dispatching one decoded
+    token of a 512-wide model)."""
+    return WorkloadError(f"{name}: each GPU's {str(exc).removeprefix('size ')}")
+
+
 def phase_fields(
     placement: Placement,
     name: str,
@@ -197,7 +206,10 @@ def phase_fields(
             if plan is None:
                 cost = params if params is not None else builtin_cost_params()
                 plan = CollectivePlan(cluster, collective, dtype=dtype, params=cost)
-            costed = quick_cost(plan, size_bytes)
+            try:
+                costed = quick_cost(plan, size_bytes)
+            except SizeTooSmallError as exc:
+                raise too_small(name, exc) from None
         q, span = costed
         # a ring in Simple alone can take the per-step reading: asked only there (a layout
         # search costs thousands of phases)
@@ -230,9 +242,17 @@ def phase_fields(
             "estimate": None,
             "assumptions": [*placement.notes, *(notes or []), *extra],
         }
-    est = estimate_on(
-        placement.cluster, collective, size_bytes, dtype=dtype, params=params, sharp_what_if=False
-    )
+    try:
+        est = estimate_on(
+            placement.cluster,
+            collective,
+            size_bytes,
+            dtype=dtype,
+            params=params,
+            sharp_what_if=False,
+        )
+    except SizeTooSmallError as exc:
+        raise too_small(name, exc) from None
     return {
         "name": name,
         "collective": collective,

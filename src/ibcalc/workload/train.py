@@ -48,7 +48,14 @@ from ibcalc.cluster.resolve import ResolvedCluster, require_collectives, resolve
 from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Protocol
-from ibcalc.errors import ClusterError, FieldError, IbcalcError, WorkloadError, expect_type
+from ibcalc.errors import (
+    ClusterError,
+    FieldError,
+    IbcalcError,
+    SizeTooSmallError,
+    WorkloadError,
+    expect_type,
+)
 from ibcalc.facade import CollectivePlan, QuickEstimate, cost_parameter_notes
 from ibcalc.memo import IdentityMemo
 from ibcalc.trusted import trusted
@@ -79,6 +86,7 @@ from ibcalc.workload.phases import (
     quick_cost,
     quick_range,
     sharp_step_notes,
+    too_small,
     trusted_phase,
 )
 from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
@@ -469,7 +477,10 @@ class _Builder:
         placement = self.place(group)
         costed = None
         if self.quick:
-            costed = self.cost(self._plan(group, placement, collective, dtype), size_bytes)
+            try:
+                costed = self.cost(self._plan(group, placement, collective, dtype), size_bytes)
+            except SizeTooSmallError as exc:
+                raise too_small(name, exc) from None
         fields = phase_fields(
             placement,
             name,
