@@ -365,6 +365,41 @@ def test_a_measured_label_with_control_characters_is_shown_escaped(
     assert "\x1b" not in captured.err
 
 
+def test_a_measured_csv_ending_lines_in_carriage_returns_reads_as_rows(tmp_path: Path) -> None:
+    """Lines ended by a lone carriage return (an old Mac export) had stopped the command with
+    an internal error, exit 3 ('new-line character seen in unquoted field'): they read as the
+    rows they are, and a bad value is placed at its line."""
+    source = tmp_path / "cr.csv"
+    source.write_bytes(b"size_bytes,busbw_GBps\r1048576,20.5\r4194304,60\r")
+    points, total = load_measured(source)
+    assert total == 2
+    assert [(p.size_bytes, p.busbw_GBps) for p in points] == [(1048576, 20.5), (4194304, 60.0)]
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"size_bytes,busbw_GBps\r1048576,20.5\r4194304,fast\r")
+    with pytest.raises(PlotError, match=r"bad.csv:3: busbw_GBps 'fast' is not a number$"):
+        load_measured(bad)
+
+
+def test_a_measured_csv_field_past_the_csv_limit_is_refused_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A field longer than the csv module's 131072 characters had escaped as an internal
+    error (exit 3): it is refused at its line, in one line, with exit 2."""
+    long_label = "x" * 200_000
+    source = _csv(
+        tmp_path / "long.csv",
+        f'size_bytes,busbw_GBps,label\n1024,5,a\n2048,6,"two\nlines"\n4096,7,{long_label}\n',
+    )
+    with pytest.raises(PlotError, match=r"long.csv:5: not readable as CSV \(field larger"):
+        load_measured(source)
+    header = _csv(tmp_path / "head.csv", f"size_bytes,busbw_GBps,{long_label}\n1024,5,a\n")
+    with pytest.raises(PlotError, match=r"head.csv:1: not readable as CSV"):
+        load_measured(header)
+    pytest.importorskip("matplotlib")
+    line = _fail([*SWEEP, "--plot", str(tmp_path / "x.png"), "--measured", str(source)], capsys)
+    assert "long.csv:5: not readable as CSV" in line
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [

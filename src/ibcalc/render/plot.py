@@ -12,6 +12,7 @@ direction, times in seconds.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
@@ -21,7 +22,7 @@ import shlex
 import sys
 import textwrap
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
@@ -402,8 +403,13 @@ def load_measured(
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise PlotError(f"{name}: not UTF-8 text") from None
-    reader = csv.DictReader(io.StringIO(text))
-    columns = [c.strip() for c in reader.fieldnames or []]
+    # newline="": the csv module splits lines itself, so a file ending its lines in a lone
+    # carriage return (an old Mac export) reads as rows; handed whole, it had been an internal
+    # error ("new-line character seen in unquoted field", exit 3)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    with _csv_problems(reader, name):
+        header = reader.fieldnames
+    columns = [c.strip() for c in header or []]
     twice = sorted({c for c in columns if c and columns.count(c) > 1})
     if twice:
         # DictReader keeps the last of a repeated column: which one a point took was unsaid
@@ -433,7 +439,7 @@ def load_measured(
     default_label = f"measured ({source.name})"
     points: list[MeasuredPoint] = []
     total = 0
-    for row in reader:
+    for row in _csv_rows(reader, name):
         total += 1
         line = reader.line_num
         if row.get(None):
@@ -470,6 +476,23 @@ def load_measured(
         )
         points.append(MeasuredPoint(size, busbw, time_s, label))
     return points, total
+
+
+@contextlib.contextmanager
+def _csv_problems(reader: csv.DictReader[str], name: str) -> Iterator[None]:
+    """A line the csv module refuses (a field past its 128 KiB limit) as a one-line
+    :class:`PlotError` at that line; it had escaped as an internal error (exit 3)."""
+    try:
+        yield
+    except csv.Error as exc:
+        # line_num counts the lines parsed whole; the one refused is the next
+        raise PlotError(f"{name}:{reader.line_num + 1}: not readable as CSV ({exc})") from None
+
+
+def _csv_rows(reader: csv.DictReader[str], name: str) -> Iterator[dict[str | Any, Any]]:
+    """The rows of ``reader``, a line it refuses raised as :func:`_csv_problems` says."""
+    with _csv_problems(reader, name):
+        yield from reader
 
 
 def _tests_log(text: str) -> str | None:
