@@ -23,6 +23,7 @@ from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Algorithm, Collective
 from ibcalc.errors import ClusterError, FieldError, SizeTooSmallError
+from ibcalc.render.console import _likely_us
 from ibcalc.sweep import MAX_SWEEP_SIZES, algorithm_lines, sweep, sweep_fabrics, sweep_sizes
 from ibcalc.units import format_number, parse_size
 
@@ -645,6 +646,35 @@ def test_sweep_table_shows_each_size_likely_range() -> None:
         assert low <= row["time_us"] <= high
         cells = lines[f"{row['size_bytes']:.0f}"]
         assert cells[3:5] == [f"{row['time_us']:.2f}", f"{figure(low)}-{figure(high)}"]
+
+
+def test_sweep_likely_range_never_reads_past_the_time_beside_it() -> None:
+    """On a100-pcie-pair a range starts at the time itself from 128 MiB (the band's low end is
+    above it there and the range always holds the time): 5350.51 us had read '5351-16214', a
+    range the time beside it fell out of. An end that rounds past the time as printed is
+    rounded toward it (5350.5088 down to 5350); the others round as before (16213.66 is 16214)."""
+    args = ["sweep", "allreduce", "-b", "8", "-e", "16G", "-f", "16", "--system", "a100-pcie-pair"]
+    rows = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)[0]["rows"]
+    table = CliRunner().invoke(app, args, env={"COLUMNS": "120"}).stdout
+    lines = {line.split()[0]: line.split() for line in table.splitlines() if line[:1] == " "}
+    row = next(r for r in rows if r["size_bytes"] == 128 * MiB)
+    assert row["time_us_range"][0] == row["time_us"] == pytest.approx(5350.5088, abs=1e-4)
+    assert lines[str(128 * MiB)][3:5] == ["5350.51", "5350-16214"]
+    for row in rows:
+        time_cell, range_cell = lines[f"{row['size_bytes']:.0f}"][3:5]
+        low, high = (float(end) for end in range_cell.split("-"))
+        assert low <= float(time_cell) <= high
+
+
+def test_sweep_likely_range_rounds_an_end_toward_the_time_only_past_it() -> None:
+    """Hand-rounded: each end keeps three figures; only an end that would read past the time
+    (printed with two decimals) is rounded toward it, at the same figures."""
+    assert _likely_us([21.734, 37.52], 30.0) == "21.7-37.5"
+    assert _likely_us([45.26, 129.18], 45.26) == "45.2-129"  # 45.3 would be past 45.26
+    assert _likely_us([30.0, 5350.49], 5350.49) == "30.0-5351"  # 5350 would be short of it
+    assert _likely_us([4.567, 4.567], 4.567) == "4.57-4.57"  # two decimals: as the time reads
+    assert _likely_us([45.2, 45.2], 45.2) == "45.2-45.2"  # 452.00000000000006 is 452 tenths
+    assert _likely_us(None, 1.0) == "-"
 
 
 def test_sweep_rows_carry_the_busbw_range_of_their_time_range() -> None:

@@ -1005,7 +1005,7 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
                 str(row["count"]),
                 row["type"],
                 f"{row['time_us']:.2f}",
-                _likely_us(row["time_us_range"]),
+                _likely_us(row["time_us_range"], row["time_us"]),
                 f"{row['algbw_GBps']:.2f}",
                 f"{row['busbw_GBps']:.2f}" + ("*" if row["busbw_equivalent"] else ""),
                 ("> " if row["switch"] else "  ") + choice,
@@ -1146,16 +1146,26 @@ def _sweep_columns(
     return table
 
 
-def _likely_us(band: list[float] | None) -> str:
+def _likely_us(band: list[float] | None, time_us: float) -> str:
     """A time's likely range under a ``(us)`` header, three figures each end (``21.7-37.5``,
-    ``1783-4323``); ``-`` where there is none."""
+    ``1783-4323``); ``-`` where there is none. An end that rounds past the time as its column
+    prints it (two decimals) is rounded toward it instead: a range starting at the time,
+    5350.51 us, had read ``5351-16214`` beside ``5350.51``, as if it left the time out."""
     if band is None:
         return "-"
+    shown = float(f"{time_us:.2f}")
 
-    def figure(value: float) -> str:
-        return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+    def figure(value: float, *, low: bool) -> str:
+        decimals = 0 if value >= 100 else 1 if value >= 10 else 2
+        text = f"{value:.{decimals}f}"
+        if float(text) > shown if low else float(text) < shown:
+            scale = 10**decimals
+            toward = math.floor if low else math.ceil
+            # (rounded first: 45.2 x 10 is 452.00000000000006, which ceil takes to 453)
+            text = f"{toward(round(value * scale, 6)) / scale:.{decimals}f}"
+        return text
 
-    return f"{figure(band[0])}-{figure(band[1])}"
+    return f"{figure(band[0], low=True)}-{figure(band[1], low=False)}"
 
 
 def _bar(fraction: float, width: int) -> str:
