@@ -224,8 +224,9 @@ def test_an_unknown_name_names_the_option_typed(args: list[str], line: str) -> N
 
 #: Unknown links, systems and collectives typed to an option, under the alias typed, or as an
 #: argument, named as the command's help names it: they had said "unknown link 'ndrr' (...)",
-#: naming neither. The kind-mismatch refusal keeps its words; a name typed to two options, or read
-#: from a file, keeps the library's.
+#: naming neither. The kind-mismatch refusal keeps its words, quoting the one name of a comma
+#: list it refuses (the whole list, 'ndr,nvlink4', had been called a scale-up link); a name typed
+#: to two options, or read from a file, keeps the library's.
 LINKS_AND_SYSTEMS = """\
 $ allreduce --size 1GB --fabric ndrr
 error: --fabric 'ndrr' is not a known link (did you mean ndr, ndr200, xdr? \
@@ -272,6 +273,15 @@ see 'ibcalc sweep --help')
 $ allreduce --size 1GB --fabric nvlink4
 error: --fabric 'nvlink4' is a scale-up link; use a scale-out link \
 (see 'ibcalc allreduce --help')
+$ sweep allreduce --fabric ndr,nvlink4
+error: --fabric 'nvlink4' is a scale-up link; use a scale-out link \
+(see 'ibcalc sweep --help')
+$ sweep allreduce --inter 'ndr, NVLink-H100'
+error: --inter 'NVLink-H100' (nvlink4) is a scale-up link; use a scale-out link \
+(see 'ibcalc sweep --help')
+$ sweep allreduce --fabric hdr,wan-10g,ndr
+error: --fabric 'wan-10g' is a wan link; use a scale-out link (a WAN joins sites, not nodes; \
+see 'ibcalc sweep --help')
 $ allreduce --size 1GB --fabric ndrr --intra ndrr
 error: unknown link 'ndrr' (did you mean ndr, ndr200, xdr?)
 $ sweep allreducee -N 2 --fabric ndr

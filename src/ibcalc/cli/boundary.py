@@ -263,6 +263,11 @@ def _quoted_as_typed(
     command = _RUNNING.get()
     flag = FIELD_FLAGS.get(field)
     typed = command.values.get(flag) if command is not None and flag is not None else None
+    if typed is not None and "," in typed:
+        # one name of a comma list (sweep --fabric ndr,nvlink4): that name, as typed, not the
+        # list, which had been quoted as the scale-up link ('ndr,nvlink4' is a scale-up link)
+        items = (item.strip() for item in typed.split(","))
+        typed = next((item for item in items if item.lower() == value.lower()), typed)
     if typed is None or not _typed_count(typed, value):
         return line
     said = names.get(field, flag)
