@@ -1014,7 +1014,11 @@ def message_extrapolation_notes(topo: Topology, params: CostParams) -> list[str]
         f"{messages} messages a rank at {format_time(each, zeros=False)} each "
         f"({format_time(messages * each)} of each all-to-all): {MESSAGE_EXTRAPOLATION_HINT}"
         f"{cal.per_message_fit_ranks} GPUs, so for {topo.ranks} this term is an extrapolation "
-        "(no published run of more is at hand to say how the cost grows)"
+        + (
+            "(no published run of more is at hand to say how the cost grows)"
+            if _builtin_messages(params)
+            else "(the runs it was calibrated on go no further)"
+        )
     )
     if messages > cal.per_message_fit_ranks - 1:
         note += (
@@ -1172,13 +1176,29 @@ def cost_parameter_notes(params: CostParams | None) -> list[str]:
 
 
 def _messages_extrapolated(topo: Topology, params: CostParams) -> bool:
-    """Whether an all-to-all on ``topo`` has more ranks than the rows the built-in per-message
-    cost is fitted on (an override file's value has rows of its own)."""
+    """Whether an all-to-all on ``topo`` has more ranks than the rows the per-message cost in use
+    is fitted on: the built-in one's, or those an override gives with its value
+    (:func:`_message_rows_known`)."""
     cal = params.calibrated
-    given = params.provenance.get("calibrated.per_message_latency")
     if cal.per_message_s <= 0 or topo.ranks <= cal.per_message_fit_ranks:
         return False
+    return _message_rows_known(params)
+
+
+def _builtin_messages(params: CostParams) -> bool:
+    """Whether the per-message cost in use is the built-in one (no override gave it)."""
+    given = params.provenance.get("calibrated.per_message_latency")
     return given is None or given.previous is None
+
+
+def _message_rows_known(params: CostParams) -> bool:
+    """Whether the per-message cost in use says how many ranks its rows had: the built-in one,
+    or an override that gives ``per_message_fit_ranks`` too (``ibcalc calibrate`` writes both).
+    A value given alone rests on rows ibcalc cannot see: no extrapolation is claimed for it
+    (a calibration on a 16-GPU log had read, for 256 A100s, 840 us (657-967 us) with no word,
+    beside the built-in 874 us (50.8-1005 us) and its note)."""
+    ranks = params.provenance.get("calibrated.per_message_fit_ranks")
+    return _builtin_messages(params) or (ranks is not None and ranks.previous is not None)
 
 
 def extrapolated_messages_s(collective: Collective, topo: Topology, params: CostParams) -> float:

@@ -223,6 +223,20 @@ def test_an_all_to_all_log_pins_the_cost_per_message_at_hoppers_clock(
     calibrated = estimate_on(cluster, Collective.ALL_TO_ALL, size, params=loaded).time_s
     step = 15 * (loaded.calibrated.per_message_s - 2.4e-6) * 1980 / 1410
     assert calibrated - builtin == pytest.approx(step, rel=1e-3)
+    # the file says the value rests on 16 ranks, so an all-to-all of 256 says its 255 messages
+    # are an extrapolation and its range reaches down to 15 of them, as with the built-in value
+    assert fitted["calibrated.per_message_latency"].ranks == 16
+    assert loaded.calibrated.per_message_fit_ranks == 16
+    big = resolve_cluster(catalogue, ClusterSpec(system="dgx-a100", nodes=32))
+    est = estimate_on(big, Collective.ALL_TO_ALL, 64 * 1024, params=loaded)
+    assert any("so for 256 this term is an extrapolation" in a for a in est.assumptions)
+    each = loaded.calibrated.per_message_s * 1980 / 1410
+    assert est.time_s_range is not None
+    assert est.time_s_range[0] <= est.time_s - 240 * each * 0.9  # reaches down by ~240 messages
+    # a value given alone, without the ranks of its rows, claims no extrapolation
+    alone = with_message_cost("3.5 us")
+    est = estimate_on(big, Collective.ALL_TO_ALL, 64 * 1024, params=alone)
+    assert not any("extrapolation" in a for a in est.assumptions)
 
 
 def test_a_cost_per_message_switched_off_is_fitted_from_zero(catalogue: Catalogue) -> None:

@@ -174,6 +174,10 @@ class FittedParameter(BaseModel):
     exact: bool = False
     #: the logs whose rows it moves (empty: none, or not known)
     sources: list[str] = []
+    #: the most ranks among the runs whose rows it moves (None: no such run states its ranks);
+    #: an all-to-all's cost per message is written with it (``per_message_fit_ranks``), so that
+    #: an estimate of more ranks says its message term is an extrapolation
+    ranks: int | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -425,11 +429,16 @@ def _cost_override(key: str, value: float, rows: str) -> dict[str, Any]:
 
 
 def _apply(
-    base_catalogue: Catalogue, base_params: CostParams, values: Mapping[_Param, float]
+    base_catalogue: Catalogue,
+    base_params: CostParams,
+    values: Mapping[_Param, float],
+    calibrated: Mapping[str, Any] | None = None,
 ) -> tuple[Catalogue, CostParams]:
+    """``values`` laid over the catalogue and the cost parameters, with ``calibrated``'s
+    entries (as a file writes them) among the cost parameters' ``calibrated`` group."""
     catalogue, params = base_catalogue, base_params
     per_link: dict[str, dict[str, float]] = {}
-    cost: dict[str, Any] = {}
+    cost: dict[str, Any] = {"calibrated": dict(calibrated)} if calibrated else {}
     for p, v in values.items():
         if p.kind == "link":
             per_link.setdefault(p.target, {})[p.field] = v
@@ -1061,6 +1070,7 @@ def calibrate(
     at_bound = {p: p.at_bound(values[p]) for p in determined}
     undetermined = _twins_left_out(undetermined, put_back_names)
     row_sources = [c.source for c in cases for _ in c.rows]
+    row_ranks = [c.ranks for c in cases for _ in c.rows]
     parameters = [
         FittedParameter(
             name=p.name,
@@ -1083,6 +1093,10 @@ def calibrate(
                 dict.fromkeys(
                     s for s, moved in zip(row_sources, fitted[p][2], strict=True) if moved
                 )
+            ),
+            ranks=max(
+                (r for r, moved in zip(row_ranks, fitted[p][2], strict=True) if moved and r),
+                default=None,
             ),
         )
         for p in determined
@@ -2311,7 +2325,16 @@ def apply_calibration(
     for p in calibration.parameters:
         attr = _ATTRIBUTES.get(p.field, p.field)
         values[_Param(p.kind, p.target, attr, p.regime, lo=0.0, hi=1.0, log_scale=False)] = p.value
-    return _apply(catalogue, params, values)
+    # the ranks an all-to-all's cost per message rests on, as the file gives them
+    ranks = next(
+        (p.ranks for p in calibration.parameters if p.field == "per_message_latency"), None
+    )
+    extra = (
+        {"per_message_fit_ranks": {"value": ranks, "derived_by": _DERIVED_BY, "rows": "fitted"}}
+        if ranks is not None
+        else {}
+    )
+    return _apply(catalogue, params, values, extra)
 
 
 # ------------------------------------------------------------------------------- the files
@@ -2670,6 +2693,15 @@ def _cost_entries(
                 else ""
             ),
         }
+        if p.field == "per_message_latency" and p.ranks is not None:
+            # the ranks its rows had, as the built-in value's entry gives them: an all-to-all of
+            # more then says its message term is an extrapolation (facade._message_rows_known)
+            entries[p.target]["per_message_fit_ranks"] = {
+                "value": p.ranks,
+                "derived_by": _DERIVED_BY,
+                "rows": f"the most ranks among the runs per_message_latency is fitted on "
+                f"({printable(', '.join(logs), None)})",
+            }
     return entries
 
 
