@@ -326,6 +326,14 @@ def test_a_wan_is_compared_across_sites(cat: Catalogue) -> None:
     text = " ".join(out.output.split())
     assert "8 GPUs and 1 x wan-10g per site" in text
     assert "ratio (scale-up / WAN) 2,880x" in text
+    # a preset's scale-out ports are not WAN links: --system dgx-h100 had kept its 8 NDR ports
+    # as 8 wan-10g links a site (1.25 GB/s per GPU, 360x) though the across all-reduce used one
+    out = CliRunner().invoke(app, ["gap", "--system", "dgx-h100", "--inter", "wan-10g"])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 0, out.output
+    assert "8 GPUs and 1 x wan-10g per site (dgx-h100)" in text
+    assert "ratio (scale-up / WAN) 2,880x" in text
+    assert "ndr ports" not in text
     out = CliRunner().invoke(
         app, ["gap", "--intra", "nvlink4", "--inter", "wan-10g", "--tp", "4", "--tp-size", "64MB"]
     )

@@ -349,11 +349,14 @@ def kept_preset_nics(
     whole NICs, one per GPU at least (OCI's 16 x 200G for 8 GPUs: 16 HDR, 8 NDR; 16 NDR ports
     had doubled its bandwidth per GPU, one per GPU had halved it on HDR: two reviews). None where
     the preset has no NIC, ``link`` is its own, or either link exists only inside a cloud's
-    instances (EFA, GPUDirect-TCPX: their counts come with the instance, not the node's slots).
+    instances (EFA, GPUDirect-TCPX: their counts come with the instance, not the node's slots),
+    or ``link`` is a WAN (a site's WAN links are not its nodes' ports: ``gap --system dgx-h100
+    --inter wan-10g`` had counted the 8 NDR ports as 8 WAN links a site, 360x, where one link a
+    site, as without the preset, is 2,880x).
     ``check``: refuse a count past the most a node may have, as the other defaults are."""
     if system is None or system.inter is None or system.nics_per_node <= 0:
         return None
-    if link.id == system.inter or _cloud_only(link):
+    if link.id == system.inter or _cloud_only(link) or link.kind is LinkKind.WAN:
         return None
     own = find_link(catalogue, system.inter)
     if _cloud_only(own):
