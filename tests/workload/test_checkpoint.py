@@ -220,6 +220,36 @@ def test_fp32_weights_keep_no_master_copy(test_catalogue: Catalogue) -> None:
     assert any("12 bytes per parameter" in a for a in bf16.assumptions)
 
 
+def test_every_byte_of_a_parameter_with_adam_is_named(test_catalogue: Catalogue) -> None:
+    """fp8 weights with Adam are 1 + 12 = 13 bytes per parameter, as bf16's are 2 + 12 = 14:
+    the weights as saved, beside the fp32 master copy they are cast from and Adam's m and v
+    (4 + 4 + 4, ZeRO section 3.1). The note had said '12 bytes per parameter (fp32 weights,
+    Adam m and v)' beside '70 GB of fp8 weights', which read as fp32 weights; it now names the
+    master copy and the sum. Llama 3 70B: 70e9 x 1 = 70 GB + 70e9 x 12 = 840 GB = 910 GB, to
+    200 GB/s of storage 4.55 s; bf16 980 GB; fp32 70e9 x (4 + 8) = 840 GB."""
+    cat = test_catalogue
+    fp8 = _to_test_storage(cat, "llama3-70b", optimizer=True, weights_dtype=DType.FP8)
+    assert (fp8.weights_bytes, fp8.optimizer_bytes) == (pytest.approx(70e9), pytest.approx(840e9))
+    assert fp8.save.bytes == pytest.approx(910e9)
+    assert fp8.save.time_s == pytest.approx(4.55)
+    assert (
+        "optimizer state: 12 bytes per parameter (fp32 master weights, Adam m and v), beside "
+        "the fp8 weights' 1: 13 bytes per parameter in all"
+    ) in fp8.assumptions
+    bf16 = _to_test_storage(cat, "llama3-70b", optimizer=True)
+    assert bf16.save.bytes == pytest.approx(980e9)
+    assert any(
+        a.endswith("beside the bf16 weights' 2: 14 bytes per parameter in all")
+        for a in bf16.assumptions
+    )
+    fp32 = _to_test_storage(cat, "llama3-70b", optimizer=True, weights_dtype=DType.FP32)
+    assert fp32.save.bytes == pytest.approx(840e9)
+    assert any(
+        a.endswith("beside the fp32 weights' 4: 12 bytes per parameter in all")
+        for a in fp32.assumptions
+    )
+
+
 def test_compute_fabric_options_are_named_as_ignored(builtin_catalogue: Catalogue) -> None:
     # Llama 3 70B in bf16, 140 GB, from 2 DGX H100 nodes to one DDN appliance (65 GB/s write):
     # 140 / 65 = 2.154 s either way. Oversubscription 4:1 of the compute fabric does not slow the

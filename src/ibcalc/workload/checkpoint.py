@@ -3,10 +3,11 @@
 Bytes: ``P x bytes(weights)``, plus ``12 x P`` with the optimizer state of mixed-precision Adam
 (fp32 master weights, momentum and variance, 4 + 4 + 4 bytes per parameter: Rajbhandari et al.,
 SC'20, arXiv:1910.02054, section 3.1); ``8 x P`` when the weights are fp32 themselves, which
-need no master copy. The save is fully sharded and deduplicated: every node
-writes ``1 / nodes`` of it (as torch.distributed.checkpoint's planner does). A restore reads the
-optimizer state once and the weights once per data-parallel replica (``replicas``), each rank
-reading what it holds.
+need no master copy. fp8 weights with Adam are 1 + 12 = 13 bytes per parameter, as bf16's are
+2 + 12 = 14: the weights as saved beside the fp32 master copy they are cast from. The save is
+fully sharded and deduplicated: every node writes ``1 / nodes`` of it (as
+torch.distributed.checkpoint's planner does). A restore reads the optimizer state once and the
+weights once per data-parallel replica (``replicas``), each rank reading what it holds.
 
 The time is the largest of its bounds, plus one storage latency:
 
@@ -517,11 +518,19 @@ def checkpoint(
             )
         notes.append(note)
     if spec.optimizer:
+        # every byte of a parameter named: fp8 weights with Adam are 1 + 12 = 13, as bf16's
+        # are 2 + 12 = 14 (the weights beside the fp32 master copy they are cast from)
+        held = spec.weights_dtype.bytes
         notes.append(
-            "optimizer state: 12 bytes per parameter (fp32 weights, Adam m and v)"
-            if master
-            else "optimizer state: 8 bytes per parameter (Adam m and v in fp32; the fp32 "
-            "weights need no master copy)"
+            (
+                f"optimizer state: {per_param} bytes per parameter (fp32 master weights, Adam m "
+                "and v)"
+                if master
+                else f"optimizer state: {per_param} bytes per parameter (Adam m and v in fp32; "
+                "the fp32 weights need no master copy)"
+            )
+            + f", beside the {spec.weights_dtype.value} weights' {held}: {held + per_param} "
+            "bytes per parameter in all"
         )
     notes.append(
         "fully sharded save: every node writes 1/nodes of the checkpoint; blocking (an "
