@@ -232,6 +232,20 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
             ["allreduce", "--size", "1GB", "--write", "x"],
             "No such option: --write (see 'ibcalc allreduce --help')",
         ),
+        # ... but where the command writes no file and the word begins one of its options, that
+        # option (infer --output 512 had been offered nothing; --save still is)
+        (
+            ["infer", "--model", "llama3-8b", "--output", "512"],
+            "No such option: --output (did you mean --output-tokens? see 'ibcalc infer --help')",
+        ),
+        (
+            ["infer", "--model", "llama3-8b", "--out", "512"],
+            "No such option: --out (did you mean --output-tokens? see 'ibcalc infer --help')",
+        ),
+        (
+            ["infer", "--model", "llama3-8b", "--save", "x"],
+            "No such option: --save (see 'ibcalc infer --help')",
+        ),
         # a name where the group wants a command: its `show` takes names (was only 'No such
         # command')
         (

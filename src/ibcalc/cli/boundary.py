@@ -436,14 +436,20 @@ def usage_line(exc: typer.TyperException) -> str:
         message = with_aside(
             str(getattr(exc, "message", message)), f" (did you mean --format {choice}?)"
         )
-    elif isinstance(option, str) and option.lstrip("-").lower() in _OUTPUT_WORDS | _PLOT_WORDS:
+    elif (
+        isinstance(option, str)
+        and option.lstrip("-").lower() in _OUTPUT_WORDS | _PLOT_WORDS
+        and (
+            (file_hint := _file_option_hint(exc, picture=option.lstrip("-").lower() in _PLOT_WORDS))
+            or not _short_forms(exc, option)
+        )
+    ):
         # `--write FILE` had been answered "did you mean --inter?" on calibrate, "--sites?" on
         # allreduce: the command's -o, its --plot where it writes only a picture (sweep and gap
-        # had offered nothing for `--save x.png` or `--output x.png`), or no option at all
-        message = with_aside(
-            str(getattr(exc, "message", message)),
-            _file_option_hint(exc, picture=option.lstrip("-").lower() in _PLOT_WORDS),
-        )
+        # had offered nothing for `--save x.png` or `--output x.png`), or no option at all; on
+        # a command that writes no file, the options the word begins (infer's `--output`:
+        # `--output-tokens`, which it had not been offered) below
+        message = with_aside(str(getattr(exc, "message", message)), file_hint)
     elif isinstance(option, str) and (spelt := _framework_option(exc, option)) is not None:
         # Megatron-LM's or vLLM's name for an option: difflib had offered another quantity
         message = with_aside(str(getattr(exc, "message", message)), f" (did you mean {spelt}?)")
