@@ -25,6 +25,19 @@ def test_llama3_70b_kv_cache_per_token() -> None:
     assert model.kv_bytes_per_token(2) == 2 * 80 * 8 * 128 * 2 == 327_680
 
 
+def test_a_preset_is_found_spelt_as_its_model_card_spells_it() -> None:
+    """Meta writes Llama-3-70B, DeepSeek DeepSeek-V3: --model llama-3-70b had been refused
+    ("did you mean llama3-70b ...?"). Case, dashes, underscores and spaces aside, a name that
+    is one preset's is that preset; a name that is none still is refused with suggestions."""
+    assert find_model("llama-3-70b") is MODEL_PRESETS["llama3-70b"]
+    assert find_model("Llama-3-405B") is MODEL_PRESETS["llama3-405b"]
+    assert find_model("llama 3 8b") is MODEL_PRESETS["llama3-8b"]
+    assert find_model("DeepSeek_V3") is MODEL_PRESETS["deepseek-v3"]
+    assert find_model("mixtral8x7b") is MODEL_PRESETS["mixtral-8x7b"]
+    with pytest.raises(UnknownNameError, match="llama3-70b"):
+        find_model("llama-3-7b")
+
+
 def test_llama3_405b_and_8b_shapes() -> None:
     big = find_model("llama3-405b")
     assert (big.layers, big.hidden, big.heads, big.kv_heads) == (126, 16384, 128, 8)

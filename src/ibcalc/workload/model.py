@@ -801,11 +801,24 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
 }
 
 
+def _spelling(name: str) -> str:
+    """``name`` without case or separators: ``Llama-3-70B`` and ``llama3_70b`` are ``llama370b``
+    (the model cards' and papers' spellings of a preset)."""
+    return name.lower().translate(_SEPARATORS)
+
+
+_SEPARATORS = str.maketrans("", "", "-_ \t")
+
+
 def find_model(name: str) -> ModelSpec:
-    """The preset called ``name`` (case-insensitive), or UnknownNameError with suggestions."""
+    """The preset called ``name`` (case-insensitive; dashes, underscores and spaces aside, so
+    ``llama-3-70b`` is llama3-70b), or UnknownNameError with suggestions."""
     key = name.strip().lower()
     if key in MODEL_PRESETS:
         return MODEL_PRESETS[key]
+    spelt = [m for m in MODEL_PRESETS.values() if _spelling(m.id or "") == _spelling(key)]
+    if len(spelt) == 1:
+        return spelt[0]
     close = suggest(key, list(MODEL_PRESETS))
     # five presets: with none close, name them all ('--model gpt4' had said only "unknown")
     raise UnknownNameError("model", name, close or list(MODEL_PRESETS), close=bool(close))
