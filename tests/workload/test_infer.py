@@ -472,6 +472,31 @@ def test_disaggregated_serving_needs_nodes_for_two_instances(
     ) in cluster.assumptions
 
 
+def test_nodes_assumed_past_one_nvlink_rack_fill_whole_racks(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """A GB200 NVL72 rack is 18 trays of 4 GPUs, and a cluster of more racks fills whole ones.
+    Without a node count an instance of llama3-405b at tp 8 pp 12 (96 GPUs, 24 trays) had been
+    given 24 nodes, and two disaggregated DeepSeek-V3 instances at tp 8 ep 8 (2 x 16 trays) 32,
+    which the cluster then refused ("use a multiple of 18 nodes"); both get 36, two racks, and
+    say why. Within one rack (one tp 8 ep 8 instance, 16 trays) nothing is raised."""
+    spec = ClusterSpec(system="gb200-nvl72")
+    staged = serving_cluster(builtin_catalogue, spec, 96)
+    assert staged.nodes == 36
+    assert (
+        "36 nodes assumed ({nodes}): one instance of 96 GPUs, in whole scale-up domains of 18 "
+        "nodes (gb200-nvl72)"
+    ) in staged.assumptions
+    result = infer(
+        builtin_catalogue, staged, InferSpec(model=find_model("llama3-405b"), tp=8, pp=12)
+    )
+    # 12 stages of 8 GPUs: 9 in the first rack, 3 in the second; one boundary crosses
+    assert [p.count for p in result.phases if p.name.startswith("decode-pp")] == [10, 1]
+    pair = serving_cluster(builtin_catalogue, spec, 64, disaggregated=True)
+    assert pair.nodes == 36
+    assert serving_cluster(builtin_catalogue, spec, 64).nodes == 16
+
+
 def test_kv_transfer_says_what_it_leaves_out(builtin_catalogue: Catalogue) -> None:
     model = find_model("llama3-70b")
     # two tp 4 instances on one NVL72 rack: NVLink could carry the cache; the network is priced

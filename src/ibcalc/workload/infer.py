@@ -196,6 +196,21 @@ def _nodes_needed(gpus: int, gpus_per_node: int, *, disaggregated: bool) -> int:
     return -(-gpus // gpus_per_node)
 
 
+def _whole_domains(probe: ResolvedCluster, nodes: int) -> tuple[int, int]:
+    """``nodes`` raised to whole scale-up domains, and the nodes of one (0 where not raised):
+    where the preset's NVLink domain spans nodes and ``nodes`` is more than one domain but not
+    whole ones, as the cluster asks (an instance of 128 GPUs on gb200-nvl72 had been given 32
+    trays, which the cluster refused as not filling whole 18-tray racks, telling the user, who
+    had given no node count, to give another)."""
+    system, spec = probe.system, probe.spec
+    if system is None or spec.gpus_per_node not in (None, system.gpus_per_node):
+        return nodes, 0
+    per = (spec.scale_up_domain or system.scale_up_domain) // probe.gpus_per_node
+    if per <= 1 or nodes <= per or nodes % per == 0:
+        return nodes, 0
+    return -(-nodes // per) * per, per
+
+
 def serving_cluster(
     catalogue: Catalogue, spec: ClusterSpec, gpus: int, *, disaggregated: bool = False
 ) -> ResolvedCluster:
@@ -225,6 +240,7 @@ def serving_cluster(
     # is the blocker: reviews, disaggregated and then --tp 2 on an L40S)
     probe = resolve_cluster(catalogue, spec, collectives=False)
     needed = _nodes_needed(gpus, probe.gpus_per_node, disaggregated=disaggregated)
+    needed, domain_nodes = _whole_domains(probe, needed)
     if needed * probe.gpus_per_node > MAX_GPUS:
         # past the GPU limit infer() says the instance is too big (a node count nobody gave had
         # been called out of range, review BK)
@@ -235,6 +251,10 @@ def serving_cluster(
             f"a prefill and a decode instance of {plural(gpus, 'GPU')}, each on nodes of its own"
             if disaggregated
             else f"one instance of {plural(gpus, 'GPU')}"
+        ) + (
+            f", in whole scale-up domains of {domain_nodes} nodes ({probe.system.id})"
+            if domain_nodes and probe.system is not None
+            else ""
         )
         return dataclasses.replace(
             cluster,
