@@ -293,6 +293,16 @@ def test_a_time_past_the_limit_says_the_limit() -> None:
     assert parse_time("8760h") == 365 * 24 * 3600
 
 
+def test_a_count_that_overflows_says_the_limit_as_one_past_it_does() -> None:
+    """--params 1e400 overflows a float; it had been refused as only 'absurdly large', where
+    1e30 (a float past the 10^14 limit) names the limit. Both name it now, written as a number,
+    with a suffix or as a Python int."""
+    for value in ("1e30", "1e400", "1e400B", 10**400):
+        with pytest.raises(UnitError) as info:
+            parse_count(value, what="--params", limit=1e14)
+        assert str(info.value).endswith("is absurdly large (the limit is 10^14)")
+
+
 def test_a_power_past_a_decimal_s_reads_as_the_float_it_is() -> None:
     """A power of ten past what a decimal holds (10^18) had raised decimal's InvalidOperation,
     an internal error (exit 3) for --rtt, --storage-fabric or a design file's max_time; a zero

@@ -910,8 +910,11 @@ def parse_count(
     if isinstance(value, bool):
         raise UnitError(f"{what} {shown(raw)} is not a number")
     value = _as_input(value, raw, what)  # (the length bound: review BS)
+    # the limit is said for a number that overflows too ('--params 1e400' had said only
+    # "absurdly large", where 1e30 said "(the limit is 10^14)")
+    limit_text = f" (the limit is 10^{round(math.log10(limit))})"
     if isinstance(value, int | float):
-        count = _finite_number(_number_text(value), raw, what)
+        count = _finite_number(_number_text(value), raw, what, limit_text)
     else:
         match = _COUNT_RE().match(value)
         if match is None:
@@ -919,7 +922,7 @@ def parse_count(
             raise UnitError(
                 f"{what} {shown(raw)} is not understood{lookalike(raw)} (e.g. 70B, 1.5T, 8e9)"
             )
-        count = _finite_number(match["num"], raw, what)
+        count = _finite_number(match["num"], raw, what, limit_text)
         factor = _COUNT_FACTORS.get(match["unit"].lower())
         if factor is None:
             raise UnitError(f"{what} {shown(raw)} has an unknown suffix (use K, M, B or T)")
@@ -927,8 +930,7 @@ def parse_count(
     if count <= 0:
         raise UnitError(f"{what} {shown(raw)} must be positive")
     if count > limit:
-        power = round(math.log10(limit))
-        raise UnitError(f"{what} {shown(raw)} is absurdly large (the limit is 10^{power})")
+        raise UnitError(f"{what} {shown(raw)} is absurdly large{limit_text}")
     return count
 
 
