@@ -303,6 +303,18 @@ def test_a_count_that_overflows_says_the_limit_as_one_past_it_does() -> None:
         assert str(info.value).endswith("is absurdly large (the limit is 10^14)")
 
 
+@pytest.mark.parametrize("value", ["1e400s", "1e309 ms", "1e400"])
+def test_a_time_too_large_for_a_float_says_the_limit(value: str) -> None:
+    """A time past what a float holds is refused with the limit a time just past a year names
+    (1e400s had read only 'is absurdly large', where 9000h names 8760 h), as an overflowing
+    size or rate names its limit."""
+    with pytest.raises(UnitError) as info:
+        parse_time(value)
+    assert str(info.value) == f"time '{value}' is absurdly large (the limit is 8760 h, a year)"
+    with pytest.raises(UnitError, match=r"absurdly large \(the limit is 8760 h, a year\)$"):
+        parse_time(10**400)  # a number, not text
+
+
 def test_a_power_past_a_decimal_s_reads_as_the_float_it_is() -> None:
     """A power of ten past what a decimal holds (10^18) had raised decimal's InvalidOperation,
     an internal error (exit 3) for --rtt, --storage-fabric or a design file's max_time; a zero

@@ -447,7 +447,7 @@ def parse_time(
         raise UnitError(f"{what} {shown(raw)} is not a number")
     value = _as_input(value, raw, what)
     if isinstance(value, int | float):
-        seconds = _finite_number(_number_text(value), raw, what)
+        seconds = _finite_number(_number_text(value), raw, what, _TIME_LIMIT)
     else:
         match = _TIME_RE.match(value)
         if match is None:
@@ -457,7 +457,7 @@ def parse_time(
                 "or h)"
             )
         # NaN is refused as NaN before its missing unit is (--backward-time nan)
-        seconds = _finite_number(match["num"], raw, what)
+        seconds = _finite_number(match["num"], raw, what, _TIME_LIMIT)
         if unit_required and not match["unit"]:
             raise UnitError(f"{what} {shown(raw)} needs a unit (e.g. 2ms, 1.5s, 250us)")
         unit = match["unit"] or "s"
