@@ -3064,3 +3064,23 @@ def test_an_all_to_all_requirement_past_the_fitted_ranks_names_its_message_term(
     assert finding.basis.estimate.time_s_range is not None
     low = finding.basis.estimate.time_s_range[0]
     assert low < finding.basis.estimate.time_s - (1119 - 15) * each
+
+
+def test_warnings_read_in_file_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file's warnings come top to bottom, as its errors do: a requirement's size past what
+    nccl-tests runs (line 6) had been warned of before nics_per_node (line 4), and
+    fabric.sharp (line 5) before nvls (line 4); every report reads the one list."""
+    path = write(
+        tmp_path,
+        "w.yaml",
+        "name: w\nnodes: 4\nsystem: mi300x-8\nnics_per_node: 5\nnvls: true\n"
+        "fabric: {sharp: true}\n"
+        "requirements:\n  - allreduce: {size: 100GB, max_time: 10s}\n",
+    )
+    code, out, _ = run(["check", str(path)], capsys)
+    assert code == 0
+    warned = [line.split()[1] for line in out.splitlines() if line.startswith("WARN")]
+    assert warned == [f"{path}:4:1", f"{path}:5:1", f"{path}:6:10", f"{path}:8:17"]
+    code, out, _ = run(["check", str(path), "--format", "json"], capsys)
+    places = [(w["line"], w["col"]) for w in json.loads(out)["files"][0]["warnings"]]
+    assert places == [(4, 1), (5, 1), (6, 10), (8, 17)]

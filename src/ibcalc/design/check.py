@@ -1545,7 +1545,9 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
             ("nvls",),
             f"true, but {link} here has no NVLink SHARP: not used; the predictions are without it",
         )
-    return problems.items
+    # in file order, as a file's errors are (they had come in the order of the rules above:
+    # a requirement's size at line 6 before nics_per_node at line 4)
+    return by_position(problems.items)
 
 
 @dataclass(frozen=True)
