@@ -880,3 +880,19 @@ def test_check_github_gives_the_notes_as_notices(capsys: pytest.CaptureFixture[s
         f"::notice file={path},title=ibcalc check%3A note::{note.replace('%', '%25')}"
         for note in notes
     ]
+
+
+def test_check_junit_gives_the_notes_as_the_suite_output(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The text report's 'note:' lines are its testsuite's system-out in JUnit, which had
+    dropped them (the github format gives them as notices, JSON as notes)."""
+    path = Path(__file__).resolve().parents[2] / "examples" / "aws-p5-efa.yaml"
+    _, text, _ = run(["check", str(path)], capsys)
+    notes = [line.strip() for line in text.splitlines() if line.strip().startswith("note: ")]
+    assert len(notes) == 2
+    code, out, _ = run(["check", str(path), "--format", "junit"], capsys)
+    assert code == 0
+    (suite,) = ET.fromstring(out).findall("testsuite")
+    assert [child.tag for child in suite][-1] == "system-out"
+    assert (suite.findtext("system-out") or "").splitlines() == notes

@@ -1025,6 +1025,13 @@ def render_junit(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ())
             else:
                 failure = ET.SubElement(case, "failure", message=_xml_text(message), type="FAIL")
                 failure.text = _xml_text(f"{_where(f.file, f.line, f.col)}: {message}")
+        if outcome.notes:
+            # what the figures rest on, as the text report's 'note:' lines and the github
+            # format's notices say it: JUnit had dropped them (before system-err, as JUnit's
+            # schema orders a suite's elements)
+            ET.SubElement(suite, "system-out").text = _xml_text(
+                "\n".join(f"note: {note}" for note in outcome.notes)
+            )
         if outcome.warnings:
             ET.SubElement(suite, "system-err").text = _xml_text(
                 "\n".join(_warning_line(w) for w in outcome.warnings)
