@@ -326,6 +326,29 @@ def test_what_the_schema_leaves_to_check_is_listed(
     assert words in listed
 
 
+def test_an_exponent_without_a_point_is_listed_where_the_schema_cannot_see_it(
+    validator: Any,
+) -> None:
+    """``nodes: 1e3`` is the number 1000 to YAML 1.2 (an editor's YAML server) and to JSON, so
+    the schema passes it there, while check reads it as text and refuses it; the guide's table
+    of plain values had not said so, though it names the other spellings check refuses."""
+    for key, number, text in (("nodes", 1e3, "1e3"), ("max_ratio", 1e1, "1e1")):
+        data: dict[str, Any] = {"name": "b", "nodes": 4, "system": "dgx-h100"}
+        if key == "nodes":
+            data["nodes"] = number
+            written = f"name: b\nnodes: {text}\nsystem: dgx-h100\n"
+        else:
+            data["requirements"] = [{"gap": {"max_ratio": number}}]
+            written = BASE + f"requirements:\n  - gap: {{max_ratio: {text}}}\n"
+        assert _schema_ok(validator, data)
+        assert not _loader_ok(written)
+        assert not _loader_ok(json.dumps(data).replace(str(number), text))  # a JSON design
+    guide = (ROOT / "docs" / "design-files.md").read_text(encoding="utf-8")
+    (row,) = [line for line in guide.splitlines() if line.startswith("| `nodes: 1e3`")]
+    assert "YAML 1.2 and JSON" in row
+    assert "passes them against the schema" in row
+
+
 RATES = [
     "300GB/s",
     "400Gb/s",
