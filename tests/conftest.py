@@ -319,3 +319,12 @@ def check_shown_in_order(
     assert not to_end or cut or not left_out or not shown, (
         f"{where}: ends before {left_out[0]!r}, no ..."
     )
+
+
+def check_refusals(refusals: list[tuple[Callable[[], object], type[Exception], str]]) -> None:
+    """Each call raises its exception with that very message (a library call given a wrong
+    argument)."""
+    for call, kind, message in refusals:
+        with pytest.raises(kind) as info:
+            call()
+        assert str(info.value) == message

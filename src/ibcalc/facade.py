@@ -177,6 +177,12 @@ def _choice(
     raise UnknownNameError(what, str(value), names, close=False)
 
 
+def as_algorithm(value: object) -> Algorithm | None:
+    """``value`` as an algorithm: a member or None as given, a name in any case as
+    :func:`estimate_on` reads ``algorithm``; :class:`~ibcalc.errors.UnknownNameError` otherwise."""
+    return cast(Algorithm | None, _choice("algorithm", value, Algorithm))
+
+
 def as_collective(value: object) -> Collective:
     """``value`` as a collective: a member as given, a name as :func:`parse_collective` reads;
     :class:`~ibcalc.errors.UnknownNameError` for anything else."""
@@ -421,7 +427,7 @@ def by_name(
     :class:`~ibcalc.errors.UnknownNameError` with the closest names for a name that is none."""
     return (
         as_collective(collective),
-        cast(Algorithm | None, _choice("algorithm", algorithm, Algorithm)),
+        as_algorithm(algorithm),
         cast(Protocol | None, _choice("protocol", protocol, Protocol)),
     )
 

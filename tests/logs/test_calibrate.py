@@ -15,12 +15,14 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from conftest import check_refusals
 from ibcalc.catalogue.cost_params import builtin_cost_params, load_cost_params
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
@@ -1793,3 +1795,64 @@ def test_an_old_file_that_cannot_be_put_back_is_kept_and_named(
     (old,) = tmp_path.glob(".pair.yaml.*.old")
     assert str(old) in str(info.value)
     assert old.read_text(encoding="utf-8") == "# an earlier override\n"
+
+
+def test_calibrate_refuses_wrong_arguments_and_reads_a_collectives_name() -> None:
+    """calibrate, the library call docs/nccl-check.md names, had failed deep inside on a wrong
+    argument: a parsed log or one run given as runs on "object of type 'ParsedLog' has no
+    len()", a cluster's name or a file name for params on an attribute, a date given as a
+    number inside pydantic; a collective by name, as check_log takes it, on "'str' object has no
+    attribute 'value'"; and one file's name given as sources had labelled the run 'x' (its
+    first letter). Each is a WrongTypeError or UnknownNameError naming the argument."""
+    from ibcalc.errors import UnknownNameError, WrongTypeError
+
+    parsed = parse_file(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt")
+    runs = parsed.runs
+    refusals: list[tuple[Callable[[], object], type[Exception], str]] = [
+        (
+            lambda: calibrate(parsed),
+            WrongTypeError,
+            "runs must be a list of Run, not ParsedLog (a parsed log's .runs is one)",
+        ),
+        (
+            lambda: calibrate([runs[0], "x.log"]),
+            WrongTypeError,
+            "runs[1] must be a Run, not str (a parsed log's .runs is one)",
+        ),
+        (
+            lambda: calibrate(runs, "dgx-h100"),
+            WrongTypeError,
+            "cluster must be a ResolvedCluster, a ClusterSpec or None, not str "
+            "(resolve_cluster(catalogue, spec) makes one; None infers it from the log)",
+        ),
+        (
+            lambda: calibrate(runs, params="my.yaml"),
+            WrongTypeError,
+            "params must be a CostParams, not str (ibcalc.load_cost_params() makes one)",
+        ),
+        (
+            lambda: calibrate(runs, sources="x.log"),
+            WrongTypeError,
+            "sources must be a list with one item a run, not str",
+        ),
+        (
+            lambda: calibrate(runs, sources=["a.log", "b.log"]),
+            WrongTypeError,
+            "sources names 2 files for 1 run: give one a run",
+        ),
+        (
+            lambda: calibrate(runs, date=20250131),
+            WrongTypeError,
+            "date must be a str, not int (an ISO date, '2025-01-31')",
+        ),
+        (
+            lambda: calibrate(runs, collective="allreduc"),
+            UnknownNameError,
+            "unknown collective 'allreduc' (did you mean allreduce, reduce?)",
+        ),
+    ]
+    check_refusals(refusals)
+    by_name = calibrate(runs, collective="allreduce", date="2025-01-31")
+    by_member = calibrate(runs, collective=Collective.ALL_REDUCE, date="2025-01-31")
+    assert by_name == by_member
+    assert by_name.inputs == ["run 1"]

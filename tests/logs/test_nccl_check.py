@@ -45,6 +45,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conftest import check_refusals
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import find_system, load_catalogue
 from ibcalc.catalogue.models import Catalogue
@@ -2704,6 +2705,70 @@ def test_check_log_refuses_what_is_no_parsed_log() -> None:
     assert str(info.value) == (
         "parsed must be a ParsedLog, not str (ibcalc.logs.parse.parse_file(path) makes one)"
     )
+
+
+def test_log_calls_refuse_wrong_arguments_and_read_names() -> None:
+    """parse_log, parse_file and check_run, the library calls docs/nccl-check.md names, had
+    failed deep inside on a wrong argument: parse_log(None) on "argument of type 'NoneType' is
+    not iterable", parse_log(bytes) and parse_file(None) on TypeErrors of the standard library,
+    check_run(None) and check_run(run, 'dgx-h100') on attributes, and a collective given by
+    name, as estimate_on and check_log take it, on "'str' object has no attribute 'value'";
+    a misspelt algorithm ('rign') had been taken without a word. Each is a WrongTypeError or
+    UnknownNameError naming the argument, and names are read as estimate_on reads them."""
+    from ibcalc.errors import UnknownNameError, WrongTypeError
+
+    text = (FIXTURES / "06_allreduce_2node_16xH100_gcp_a3mega.txt").read_text()
+    (run,) = parse_log(text).runs
+    refusals: list[tuple[Callable[[], object], type[Exception], str]] = [
+        (
+            lambda: parse_log(None),  # type: ignore[arg-type]
+            WrongTypeError,
+            "text must be a str, not NoneType (decode bytes first; parse_file(path) reads a file)",
+        ),
+        (
+            lambda: parse_log(text.encode()),  # type: ignore[arg-type]
+            WrongTypeError,
+            "text must be a str, not bytes (decode bytes first; parse_file(path) reads a file)",
+        ),
+        (
+            lambda: parse_file(None),  # type: ignore[arg-type]
+            WrongTypeError,
+            "path must be a str or Path, not NoneType",
+        ),
+        (
+            lambda: check_run(None),  # type: ignore[arg-type]
+            WrongTypeError,
+            "run must be a Run, not NoneType (ibcalc.logs.parse_log(text).runs holds a log's runs)",
+        ),
+    ]
+    # each keyword argument of check_run alone, and what it is refused with
+    wrong: list[tuple[dict[str, Any], type[Exception], str]] = [
+        (
+            {"cluster": "dgx-h100"},
+            WrongTypeError,
+            "cluster must be a ResolvedCluster or None, not str (resolve_cluster(catalogue, "
+            "spec) makes one; None infers it from the log)",
+        ),
+        (
+            {"flags": {"nodes": 1}},
+            WrongTypeError,
+            "flags must be a ClusterSpec, not dict (ClusterSpec(nodes=2), say)",
+        ),
+        (
+            {"collective": "allreduc"},
+            UnknownNameError,
+            "unknown collective 'allreduc' (did you mean allreduce, reduce?)",
+        ),
+        ({"algorithm": "rign"}, UnknownNameError, "unknown algorithm 'rign' (did you mean ring?)"),
+    ]
+    refusals += [
+        (lambda given=given: check_run(run, **given), kind, message)
+        for given, kind, message in wrong
+    ]
+    check_refusals(refusals)
+    by_member = check_run(run, collective=Collective.ALL_REDUCE, algorithm=Algorithm.RING)
+    by_name = check_run(run, collective="allreduce", algorithm="Ring")
+    assert by_name == by_member
 
 
 @pytest.mark.parametrize("columns", [60, 80])

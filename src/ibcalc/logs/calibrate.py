@@ -81,12 +81,25 @@ from ibcalc.cluster.resolve import (
 from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import COST_PARAMETERS_NOTE, Algorithm, Collective, DType
-from ibcalc.errors import FieldError, IbcalcError, InputFileError, OutputError, fill_fields
+from ibcalc.errors import (
+    FieldError,
+    IbcalcError,
+    InputFileError,
+    OutputError,
+    WrongTypeError,
+    expect_type,
+    fill_fields,
+)
 from ibcalc.facade import CollectivePlan, as_collective, cost_parameter_notes
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
 from ibcalc.listing import listed
 from ibcalc.logs.bandwidth import NOT_BROKEN, names_library_choice
-from ibcalc.logs.check import check_run, no_expectation_reason, release_params
+from ibcalc.logs.check import (
+    check_run,
+    expect_log_arguments,
+    no_expectation_reason,
+    release_params,
+)
 from ibcalc.logs.cluster import (
     check_rank_count,
     gpus_per_process_said,
@@ -619,6 +632,43 @@ def _network_link(spec: ClusterSpec, catalogue: Catalogue) -> str | None:
 # ------------------------------------------------------------------------------- the fit
 
 
+def _expect_calibration_arguments(
+    runs: object,
+    cluster: object,
+    params: object,
+    catalogue: object,
+    sources: object,
+    envs: object,
+    date: object,
+) -> None:
+    """:func:`calibrate`'s arguments, each of its kind, else
+    :class:`~ibcalc.errors.WrongTypeError`: a parsed log or one run given as ``runs`` had
+    failed on "object of type 'ParsedLog' has no len()", a cluster's name on an attribute, a
+    date given as a number inside pydantic, and one file's name given as ``sources`` had been
+    read a letter a run ('x.log' labelled the first run 'x')."""
+    hint = "a parsed log's .runs is one"
+    if not isinstance(runs, Sequence) or isinstance(runs, str | bytes):
+        raise WrongTypeError(f"runs must be a list of Run, not {type(runs).__name__} ({hint})")
+    for i, run in enumerate(runs):
+        expect_type(run, Run, f"runs[{i}]", hint)
+    expect_log_arguments(cluster, (ResolvedCluster, ClusterSpec), catalogue, params)
+    for value, what in ((sources, "sources"), (envs, "envs")):
+        if not isinstance(value, Sequence) or isinstance(value, str | bytes):
+            raise WrongTypeError(
+                f"{what} must be a list with one item a run, not {type(value).__name__}"
+            )
+    assert isinstance(sources, Sequence)
+    for i, source in enumerate(sources):
+        expect_type(source, str, f"sources[{i}]")
+    if len(sources) > len(runs):
+        raise WrongTypeError(
+            f"sources names {plural(len(sources), 'file')} for {plural(len(runs), 'run')}: "
+            "give one a run"
+        )
+    if date is not None:
+        expect_type(date, str, "date", "an ISO date, '2025-01-31'")
+
+
 def calibrate(
     runs: Sequence[Run],
     cluster: ResolvedCluster | ClusterSpec | None = None,
@@ -629,7 +679,7 @@ def calibrate(
     envs: Sequence[LogEnvironment | None] = (),
     row_filter: Callable[[Run, Row], bool] | None = None,
     date: str | None = None,
-    collective: Collective | None = None,
+    collective: Collective | str | None = None,
     origins: Mapping[str, str] | None = None,
     nccl_version: str | None = None,
     warned: Collection[str] = (),
@@ -640,15 +690,17 @@ def calibrate(
     of flags laid over what each run's log says, or None (each run's cluster from its log).
     ``sources`` names each run's file (for the report and the override header); ``envs`` is each
     run's NCCL debug output (:func:`~ibcalc.logs.env.scan_environment`); ``row_filter`` keeps
-    only some rows for the fit (e.g. every other size, to test on the rest); ``collective``
-    replaces what each log says (as ``nccl-check --collective``); ``origins``, where fields of
-    ``cluster`` came from when not from the caller's flags (a design file's, as
+    only some rows for the fit (e.g. every other size, to test on the rest); ``collective``, a
+    member or a name, replaces what each log says (as ``nccl-check --collective``); ``origins``,
+    where fields of ``cluster`` came from when not from the caller's flags (a design file's, as
     ``nccl-check --design`` lists them); ``warned``, the ``sources`` of runs the calibration
     warns of, whose links are written at low confidence. Only rows of the
     latency (<= 64 KiB) and bandwidth (>= 64 MiB) regimes are fitted, the mid sizes being where
     the model is weakest (NCCL's channel trimming). Raises
     :class:`~ibcalc.errors.IbcalcError` when no run can be fitted.
     """
+    _expect_calibration_arguments(runs, cluster, params, catalogue, sources, envs, date)
+    collective = None if collective is None else as_collective(collective)
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
     params = params if params is not None else builtin_cost_params()
     date = date or datetime.date.today().isoformat()

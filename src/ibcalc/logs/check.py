@@ -39,9 +39,10 @@ from ibcalc.cluster.resolve import (
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
-from ibcalc.errors import FieldError, IbcalcError, expect_type
+from ibcalc.errors import FieldError, IbcalcError, WrongTypeError, expect_type
 from ibcalc.facade import (
     SHARP_ALGORITHMS,
+    as_algorithm,
     as_collective,
     estimate_on,
     message_extrapolation_notes,
@@ -140,6 +141,32 @@ def _ratio_note(run: Run, collective: Collective, ranks: int) -> str | None:
     )
 
 
+def expect_log_arguments(
+    cluster: object,
+    cluster_kinds: tuple[type, ...],
+    catalogue: object,
+    params: object,
+    env: object = None,
+) -> None:
+    """The arguments :func:`check_run` and :func:`~ibcalc.logs.calibrate.calibrate` share,
+    each None or of its kind, else :class:`~ibcalc.errors.WrongTypeError`: a cluster's name, a
+    dict of flags or a file name for ``params`` had failed deep inside on an attribute
+    ("'str' object has no attribute 'topology'")."""
+    if cluster is not None and not isinstance(cluster, cluster_kinds):
+        kinds = ", a ".join(kind.__name__ for kind in cluster_kinds)
+        raise WrongTypeError(
+            f"cluster must be a {kinds} or None, not {type(cluster).__name__} "
+            "(resolve_cluster(catalogue, spec) makes one; None infers it from the log)"
+        )
+    for value, kind, what, hint in (
+        (catalogue, Catalogue, "catalogue", "load_catalogue() makes one"),
+        (params, CostParams, "params", "ibcalc.load_cost_params() makes one"),
+        (env, LogEnvironment, "env", "ibcalc.logs.env.scan_environment makes one"),
+    ):
+        if value is not None:
+            expect_type(value, kind, what, hint)
+
+
 def check_run(
     run: Run,
     cluster: ResolvedCluster | None = None,
@@ -148,9 +175,9 @@ def check_run(
     params: CostParams | None = None,
     flags: ClusterSpec | None = None,
     env: LogEnvironment | None = None,
-    collective: Collective | None = None,
+    collective: Collective | str | None = None,
     dtype: str | None = None,
-    algorithm: Algorithm | None = None,
+    algorithm: Algorithm | str | None = None,
     source: str = "",
     run_index: int = 0,
     nccl_version: str | None = None,
@@ -170,7 +197,18 @@ def check_run(
     estimates other runs of the log worked out (:func:`~ibcalc.logs.expect.predict`'s
     ``shared``; :func:`check_log` passes one to all its runs). Raises
     :class:`~ibcalc.errors.ClusterError` when the cluster does not have the log's rank count.
+    ``collective`` and ``algorithm`` are members or names, as :func:`~ibcalc.estimate_on`
+    takes them.
     """
+    # check_run(None) had failed on "'NoneType' object has no attribute 'collective'", a name
+    # for the collective on "'str' object has no attribute 'value'", and a misspelt algorithm
+    # ('rign') had been taken without a word
+    expect_type(run, Run, "run", "ibcalc.logs.parse_log(text).runs holds a log's runs")
+    expect_log_arguments(cluster, (ResolvedCluster,), catalogue, params, env)
+    if flags is not None:
+        expect_type(flags, ClusterSpec, "flags", "ClusterSpec(nodes=2), say")
+    collective = None if collective is None else as_collective(collective)
+    algorithm = as_algorithm(algorithm)
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
     params = params if params is not None else builtin_cost_params()
     env = env if env is not None else LogEnvironment()
@@ -662,7 +700,7 @@ def check_log(
     count, which the log's replaces where they differ
     (:func:`~ibcalc.logs.cluster.infer_cluster`)."""
     # a file's name or text is no parsed log (check_log("x.txt") had raised AttributeError:
-    # review DR); parse_file or parse_text makes one
+    # review DR); parse_file or parse_log makes one
     expect_type(parsed, ParsedLog, "parsed", "ibcalc.logs.parse.parse_file(path) makes one")
     if text is not None:
         expect_type(text, str, "text")

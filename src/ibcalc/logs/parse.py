@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from ibcalc.cluster.spec import MAX_GPUS_PER_NODE
-from ibcalc.errors import LogParseError
+from ibcalc.errors import LogParseError, WrongTypeError, expect_type
 from ibcalc.fileio import ReadRefused, read_regular
 from ibcalc.logs.infer import (
     MODELLED,
@@ -1047,6 +1047,10 @@ def parse_log(text: str, *, source: str = STDIN_LABEL) -> ParsedLog:
     ``source`` names the input in error messages and in the result. Raises
     :class:`~ibcalc.errors.LogParseError` when the text holds no result table.
     """
+    # None or a log's bytes had failed on "argument of type 'NoneType' is not iterable" or
+    # "a bytes-like object is required, not 'str'"
+    expect_type(text, str, "text", "decode bytes first; parse_file(path) reads a file")
+    expect_type(source, str, "source")
     if _looks_binary(text):
         raise LogParseError(f"{source}: binary data, not an nccl-tests log")
     if not text.strip():
@@ -1247,6 +1251,9 @@ def read_log(path: str | os.PathLike[str], *, stdin: BinaryIO | None = None) -> 
 
     Raises :class:`~ibcalc.errors.LogParseError` as :func:`parse_file` does.
     """
+    if not isinstance(path, str | os.PathLike):
+        # parse_file(None) had failed on "expected str, bytes or os.PathLike object"
+        raise WrongTypeError(f"path must be a str or Path, not {type(path).__name__}")
     if os.fspath(path) == STDIN and stdin is not None:
         label = STDIN_LABEL
         data = stdin.read(MAX_LOG_BYTES + 1)
