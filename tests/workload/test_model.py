@@ -365,6 +365,44 @@ def test_a_count_not_whole_is_refused_in_the_words_of_cluster_spec() -> None:
     assert Parallelism(tp=2.0, dp=4.0).tp == 2
 
 
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        # text where a number of bytes, a rate or a time belongs: the unit once, after no
+        # number, and the reader of such text named
+        (
+            {"part_bytes": "1MB"},
+            "part_bytes '1MB': input should be a valid number, unable to parse string as a "
+            "number (ibcalc.parse_size reads text)",
+        ),
+        (
+            {"fabric_Bps": "50GB/s"},
+            "fabric_Bps '50GB/s': input should be a valid number, unable to parse string as a "
+            "number (ibcalc.parse_bandwidth reads text)",
+        ),
+        ({"part_bytes": True}, "part_bytes True: is true/false, not a number"),
+        ({"part_bytes": [1]}, "part_bytes [1]: input should be a valid number"),
+        # a bound keeps its unit: 2^40 B = 1,099,511,627,776 B, CheckpointSpec's part limit
+        (
+            {"part_bytes": "1e20"},
+            "part_bytes '1e20': input should be less than or equal to 1099511627776 B",
+        ),
+    ],
+)
+def test_a_value_given_as_text_is_refused_with_one_unit(
+    given: dict[str, Any], message: str
+) -> None:
+    """CheckpointSpec(part_bytes='1MB') had read "part_bytes '1MB' B: input should be a valid
+    number, unable to parse string as a number B": the field's unit after the text given and
+    after pydantic's words. The unit follows a number only."""
+    from ibcalc.workload.checkpoint import CheckpointSpec
+
+    with pytest.raises(WorkloadError) as err:
+        CheckpointSpec(model=find_model("llama3-8b"), storage="aws-s3", **given)
+    assert str(err.value) == message
+    assert err.value.field == next(iter(given))
+
+
 def test_a_model_is_at_most_what_a_collective_size_takes() -> None:
     """1e15 parameters had priced a 2 PB data-parallel all-reduce of bf16 gradients, which
     --size refuses (at most 1 PiB; a hostile-input review): 100 trillion is the most, whose

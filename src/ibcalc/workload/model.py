@@ -61,6 +61,8 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 #: Field-name endings of values held in SI base units, and the unit to print after them.
 _UNITS = (("_Bps", " B/s"), ("_bytes", " B"), ("_s", " s"))
+#: The same fields, and the function that reads them from text ('80GB').
+_READERS = (("_Bps", "parse_bandwidth"), ("_bytes", "parse_size"), ("_s", "parse_time"))
 #: The same fields printed as the output prints them.
 _FORMATS: tuple[tuple[str, Callable[[float], str]], ...] = (
     # a limit bare ('at least 1 MB/s'), as a typed value is
@@ -129,7 +131,15 @@ class CheckedSpec(NoBoolNumbers):
                         ) from None
             # a validator's own words without pydantic's 'Value error, ' before them
             msg = error["msg"].removeprefix("Value error, ").lower()
-            raise WorkloadError(f"{name} {value!r}{unit}: {msg}{unit}", field=field) from None
+            # the unit after a number only: text or true/false given had read "part_bytes
+            # '1MB' B: input should be a valid number, unable to parse string as a number B"
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            shown = f"{value!r}{unit}" if number else repr(value)
+            ends = unit if msg[-1:].isdigit() else ""
+            reader = next((r for end, r in _READERS if (field or "").endswith(end)), None)
+            parsing = error["type"].endswith("_parsing") and isinstance(value, str)
+            hint = f" (ibcalc.{reader} reads text)" if reader and parsing else ""
+            raise WorkloadError(f"{name} {shown}: {msg}{ends}{hint}", field=field) from None
 
 
 def expect_job(catalogue: object, spec: object, kind: type[CheckedSpec]) -> None:
