@@ -608,3 +608,35 @@ def test_a_cluster_spec_is_refused_with_ibcalcs_own_error(builtin_catalogue: Cat
         checkpoint(builtin_catalogue, spec, job)
     with pytest.raises(WrongTypeError, match="cluster must be a ResolvedCluster"):
         infer(builtin_catalogue, spec, InferSpec(model=find_model("llama3-8b")))
+
+
+def test_cluster_builders_and_find_model_refuse_no_spec(builtin_catalogue: Catalogue) -> None:
+    """fit_cluster(catalogue, None) and serving_cluster(catalogue, None, 8), the calls that
+    build a training or serving cluster, had failed on "'NoneType' object has no attribute
+    'nodes'", and find_model(None) on "... no attribute 'strip'"; they are refused as
+    resolve_cluster and find_link refuse them."""
+    from ibcalc.errors import UnknownNameError, WrongTypeError
+    from ibcalc.workload.infer import serving_cluster
+    from ibcalc.workload.train import fit_cluster
+
+    wrong_spec = (
+        "spec must be a ClusterSpec, not NoneType (ClusterSpec(system='dgx-h100', nodes=2), say)"
+    )
+    with pytest.raises(WrongTypeError) as info:
+        fit_cluster(builtin_catalogue, None, tp=8)  # type: ignore[arg-type]
+    assert str(info.value) == wrong_spec
+    with pytest.raises(WrongTypeError) as info:
+        serving_cluster(builtin_catalogue, None, 8)  # type: ignore[arg-type]
+    assert str(info.value) == wrong_spec
+    with pytest.raises(WrongTypeError) as info:
+        fit_cluster(None, ClusterSpec(system="dgx-h100"), tp=8)  # type: ignore[arg-type]
+    assert (
+        str(info.value)
+        == "catalogue must be a Catalogue, not NoneType (load_catalogue() makes one)"
+    )
+    with pytest.raises(UnknownNameError) as info:
+        find_model(None)  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "unknown model 'None' (known: llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b, "
+        "deepseek-v3)"
+    )

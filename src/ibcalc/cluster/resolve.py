@@ -557,6 +557,14 @@ def default_gpus_per_node(catalogue: Catalogue, intra: str | None) -> tuple[int,
     return DEFAULT_GPUS_PER_NODE, f"{DEFAULT_GPUS_PER_NODE}{assumed}"
 
 
+def expect_catalogue_and_spec(catalogue: object, spec: object) -> None:
+    """:class:`~ibcalc.errors.WrongTypeError` unless ``catalogue`` is a Catalogue and ``spec``
+    a ClusterSpec, for every call that resolves a cluster (fit_cluster and serving_cluster
+    given None had failed on "'NoneType' object has no attribute 'nodes'")."""
+    expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
+    expect_type(spec, ClusterSpec, "spec", "ClusterSpec(system='dgx-h100', nodes=2), say")
+
+
 def resolve_cluster(
     catalogue: Catalogue, spec: ClusterSpec, *, collectives: bool = True
 ) -> ResolvedCluster:
@@ -566,8 +574,7 @@ def resolve_cluster(
     one-GPU serving instance): one GPU is a cluster then, and nodes without a scale-out NIC
     are not refused but counted, their topology one node's (no network joins them).
     """
-    expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
-    expect_type(spec, ClusterSpec, "spec", "ClusterSpec(system='dgx-h100', nodes=2), say")
+    expect_catalogue_and_spec(catalogue, spec)
     collectives = expect_bool(collectives, "collectives")
     notes: list[str] = []
     fabric: list[str] = []  # the notes only collectives read (ResolvedCluster.fabric_notes)

@@ -41,6 +41,7 @@ from ibcalc.cluster.resolve import (
     OVERSUBSCRIPTION_NOT_PRICED,
     TWO_NODE_TREE_NOTE,
     ResolvedCluster,
+    expect_catalogue_and_spec,
     node_nics,
     require_collectives,
     resolve_cluster,
@@ -218,6 +219,7 @@ def serving_cluster(
     GPUs (one serving instance; at least the preset's own node count), or for two instances on
     nodes of their own when ``disaggregated`` (:func:`disaggregated_nodes`). A one-GPU instance
     runs no collective, so a one-GPU cluster (an L40S) serves it."""
+    expect_catalogue_and_spec(catalogue, spec)
     collectives = gpus > 1 or disaggregated
     if spec.nodes is not None:
         # too few nodes for the instance: the cluster as given, and infer() names what is

@@ -823,6 +823,10 @@ _SEPARATORS = str.maketrans("", "", "-_ \t")
 def find_model(name: str) -> ModelSpec:
     """The preset called ``name`` (case-insensitive; dashes, underscores and spaces aside, so
     ``llama-3-70b`` is llama3-70b), or UnknownNameError with suggestions."""
+    if not isinstance(name, str):
+        # None or a number had failed on "'NoneType' object has no attribute 'strip'"; as
+        # find_link says of one
+        raise UnknownNameError("model", str(name), list(MODEL_PRESETS), close=False)
     key = name.strip().lower()
     if key in MODEL_PRESETS:
         return MODEL_PRESETS[key]

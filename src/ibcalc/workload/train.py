@@ -44,7 +44,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.load import find_system
 from ibcalc.catalogue.models import MAX_GPU_MEMORY_BYTES, MIN_GPU_MEMORY_BYTES, Catalogue
-from ibcalc.cluster.resolve import ResolvedCluster, require_collectives, resolve_cluster
+from ibcalc.cluster.resolve import (
+    ResolvedCluster,
+    expect_catalogue_and_spec,
+    require_collectives,
+    resolve_cluster,
+)
 from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Protocol
@@ -279,6 +284,7 @@ def fit_cluster(
     Without ``nodes`` the cluster gets world / GPUs-per-node nodes; without ``dp`` the job gets
     the cluster's GPUs / (tp x cp x pp); with both, they must agree.
     """
+    expect_catalogue_and_spec(catalogue, spec)
     # the degrees checked as a layout's are, before any arithmetic with them (tp 0 had raised
     # ZeroDivisionError, dp 0 an error naming nodes: a library user's review)
     checked = Parallelism(tp=tp, pp=pp, dp=1 if dp is None else dp, ep=ep, cp=cp)
