@@ -2237,6 +2237,56 @@ def test_results_holding_lists_are_plainly_unhashable(builtin_catalogue: Catalog
     hash(cluster)
 
 
+def _holds_a_list(annotation: object) -> bool:
+    """Whether a field's type is or holds a list, dict or set (through ``X | None``)."""
+    import re
+    import typing
+
+    if isinstance(annotation, str):  # a dataclass's field under postponed annotations
+        return re.search(r"(?<!\w)(list|dict|set)\[", annotation) is not None  # not frozenset
+    if annotation in (list, dict, set) or typing.get_origin(annotation) in (list, dict, set):
+        return True
+    return any(_holds_a_list(arg) for arg in typing.get_args(annotation))
+
+
+def test_every_frozen_value_holding_lists_is_plainly_unhashable() -> None:
+    """The rule of docs/architecture.md ("Naming and style") held for the names ibcalc
+    exports, not for the results of the calls its documentation names besides: hash() of a
+    parsed log's Run, a RunCheck, a Calibration, a TrainResult, an InferResult, a
+    CheckpointResult or a ModelSpec had raised "unhashable type: 'list'" from inside the
+    generated hash, and collections.abc.Hashable had said yes. Every frozen pydantic model and
+    frozen dataclass of the package with a list, dict or set field now declares __hash__ None."""
+    import dataclasses
+    import importlib
+    import pkgutil
+
+    from pydantic import BaseModel
+
+    import ibcalc
+
+    hashing: list[str] = []
+    checked = 0
+    for info in pkgutil.walk_packages(ibcalc.__path__, "ibcalc."):
+        if info.name == "ibcalc.__main__":
+            continue
+        module = importlib.import_module(info.name)
+        for name, cls in vars(module).items():
+            if not isinstance(cls, type) or cls.__module__ != info.name:
+                continue
+            if issubclass(cls, BaseModel) and cls.model_config.get("frozen"):
+                types = [field.annotation for field in cls.model_fields.values()]
+            elif dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+                types = [field.type for field in dataclasses.fields(cls)]
+            else:
+                continue
+            if any(_holds_a_list(kind) for kind in types):
+                checked += 1
+                if cls.__hash__ is not None:
+                    hashing.append(f"{info.name}.{name}")
+    assert hashing == []
+    assert checked >= 36  # the 8 of the test above among them
+
+
 def test_a_plan_says_what_it_prices(builtin_catalogue: Catalogue) -> None:
     """A notebook printing a plan had seen '<ibcalc.facade.CollectivePlan object at 0x...>'.
     Its repr names the collective and element type, the cluster (16 DGX H100 nodes: 8 GPUs on

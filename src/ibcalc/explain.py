@@ -9,6 +9,8 @@ own estimate beside this model's. Pure: no I/O (the renderer prints it).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict
 
 from ibcalc.engine.algorithms.alltoall import ties_pairwise
@@ -37,6 +39,9 @@ class Candidate(BaseModel):
 
 class Explanation(BaseModel):
     """The derivation of one estimate."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = ConfigDict(frozen=True)
 

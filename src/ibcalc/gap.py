@@ -156,6 +156,9 @@ class PairingNode(BaseModel):
 class Pairings(BaseModel):
     """``data/pairings.yaml``: the links :func:`common_pairings` compares."""
 
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
     model_config = _FROZEN
 
     schema_: Literal["ibcalc-pairings/1"] = Field(alias="schema")
@@ -624,6 +627,9 @@ class TpWhatIf(JsonModel):
 
 class GapReport(BaseModel):
     """What ``ibcalc gap`` shows: the table of common pairings, or one pairing and a TP what-if."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
 

@@ -16,7 +16,7 @@ import dataclasses
 import math
 import numbers
 from collections.abc import Sequence
-from typing import SupportsFloat
+from typing import ClassVar, SupportsFloat
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
@@ -303,6 +303,9 @@ class SweepGroup(BaseModel):
     Its JSON: the collective, the cluster's links and shape, and one :class:`SweepRow` per size.
     """
 
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     cluster: ResolvedCluster = Field(exclude=True)
@@ -503,6 +506,9 @@ class SweepGroup(BaseModel):
 
 class SweepResult(BaseModel):
     """A sweep: the sizes asked for, the choices forced (None: NCCL-like), one group per cluster."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -79,6 +79,9 @@ class _CatalogueFile(BaseModel):
     # built on first validation, as the entries' models are (catalogue.models): the built-in
     # file is read from its models' mirror (_mirrored), and a run naming no catalogue file of its
     # own validates none
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
     schema_: Literal["ibcalc-catalogue/1"] = Field(alias="schema")

@@ -47,7 +47,7 @@ import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from ibcalc.booleans import is_boolean
 from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, MAX_OVERSUBSCRIPTION
@@ -663,6 +663,9 @@ class _Args:
 
 @dataclass(frozen=True)
 class _Outputs:
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
     port_Bps: float | None
     ppc: int | None
     node_cages: int | None

@@ -17,7 +17,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue, Link
@@ -97,6 +97,9 @@ class _Hypothesis:
 
 @dataclass(frozen=True)
 class _Scored:
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
     hypothesis: _Hypothesis
     curve: list[tuple[int, float]]  # (size, busbw GB/s) at every checked size
     error: float  # median |relative error| over the bandwidth rows

@@ -57,7 +57,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ConfigDict, computed_field
@@ -167,6 +167,9 @@ class FittedParameter(BaseModel):
     and empty for efficiencies and factors; ``rows`` counts the fitted rows it moves.
     """
 
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
     model_config = _FROZEN
 
     name: str
@@ -254,6 +257,9 @@ class Calibration(BaseModel):
     as written to the override file; ``cost_entries`` the cost-parameter override mapping
     (groups to entries).
     """
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Catalogue, System
@@ -286,6 +286,9 @@ class Inferred:
     """What :func:`infer_cluster` works out: the spec, the assumptions behind it, and whether
     the network and its NIC count are known (not only from a preset or a default). What the
     log's ``NCCL_ALGO`` and ``NCCL_PROTO`` allow is the checker's (:mod:`ibcalc.logs.selection`)."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     spec: ClusterSpec
     assumptions: list[Assumption]

@@ -27,7 +27,7 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Link, System
@@ -595,6 +595,9 @@ def _wrong_results(ctx: RunContext) -> list[Finding]:
 @dataclass(frozen=True)
 class _LatencyFit:
     """The added per-hop transport latency that reproduces the slow small sizes."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     rows: list[RowCheck]
     ratio: float  # median measured / expected time over the latency rows

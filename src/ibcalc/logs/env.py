@@ -38,6 +38,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -145,6 +146,9 @@ class LogEnvironment(BaseModel):
     communicator line (the first one); ``gpu_path``: the farthest GPU-to-GPU path of
     NCCL's topology dump, None without a dump.
     """
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ResolvedCluster
@@ -148,6 +148,9 @@ def predict_times(
 @dataclass(frozen=True)
 class RunContext:
     """Everything a diagnosis needs: the run, its cluster, the rows and the model's inputs."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     run: Run
     cluster: ResolvedCluster

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import pairwise
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,6 +64,9 @@ class Inference(BaseModel):
     ``value`` is None when the evidence was not enough; ``candidates`` then lists what remains.
     """
 
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
     model_config = _FROZEN
 
     field: str
@@ -83,6 +86,9 @@ class Run(BaseModel):
     ``notes`` says what was cut, skipped or looks wrong; ``inferences`` says how every value the
     log does not state was worked out.
     """
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
 
@@ -123,6 +129,9 @@ class Run(BaseModel):
 
 class ParsedLog(BaseModel):
     """Everything read from one input: its runs in input order, and notes about skipped parts."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
 

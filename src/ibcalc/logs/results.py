@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -223,6 +223,9 @@ class Finding(BaseModel):
     that support it. Findings are ranked: the first is the most likely and most serious.
     """
 
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
     model_config = _FROZEN
 
     kind: str
@@ -250,6 +253,9 @@ class RunCheck(BaseModel):
     unmeasured row, an implausible timing). ``unmeasured`` lists (size in bytes, line) of the
     rows of 64 MiB or more that are no measurement (dropped when read, or timed at 0).
     """
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
 

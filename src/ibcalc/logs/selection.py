@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
@@ -190,6 +190,9 @@ class RunSelection:
     figures); ``ll128_named``: how the NCCL_PROTO that leaves LL128 on is named, which NCCL then
     runs even where its own default keeps it off (its tuning.cc skips the hardware check for a
     protocol the setting enables)."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     overlay: dict[str, Any] | None = None
     forced: Algorithm | None = None

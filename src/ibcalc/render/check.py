@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ibcalc.cluster.bandwidths import PerGpuBandwidths, per_gpu_bandwidths
 from ibcalc.cluster.resolve import (
@@ -504,6 +504,9 @@ def finding_dict(f: Finding) -> dict[str, Any]:
 @dataclass(frozen=True)
 class FileOutcome:
     """One file given to ``ibcalc check``: its checked design, or the problems that stopped it."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     path: str
     check: DesignCheck | None = None

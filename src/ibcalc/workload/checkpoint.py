@@ -27,6 +27,7 @@ The result names the bound that sets the time.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -104,6 +105,9 @@ class Bound(BaseModel):
 class Transfer(BaseModel):
     """A save or a restore: bytes, every bound, and the one that sets the time."""
 
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
     model_config = _FROZEN
 
     name: str
@@ -116,6 +120,9 @@ class Transfer(BaseModel):
 
 class CheckpointResult(BaseModel):
     """Save and restore of one checkpoint, as transfers and as phases (for JSON)."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
 

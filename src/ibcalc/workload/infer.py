@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -106,6 +107,9 @@ class InferSpec(CheckedSpec):
 
 class InferResult(BaseModel):
     """Phases per token and per request, totals, the dominant tier, warnings and assumptions."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

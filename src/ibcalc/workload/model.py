@@ -25,7 +25,7 @@ from __future__ import annotations
 import decimal
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field, ValidationError
 
@@ -194,6 +194,9 @@ _GUESSED_SLACK = 2.0
 
 class ModelSpec(CheckedSpec):
     """A model's communication-relevant shape; ``None`` means "not given"."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = _FROZEN
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,6 +50,9 @@ Per = Literal["step", "token", "request", "checkpoint"]
 
 class Phase(BaseModel):
     """One collective (or storage transfer) a workload repeats ``count`` times per ``per``."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

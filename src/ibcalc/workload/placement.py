@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
@@ -54,6 +54,9 @@ Tier = Literal["scale-up", "scale-out", "wan", "storage"]
 @dataclass(frozen=True)
 class Placement:
     """Where a group runs: the sub-cluster, the tier it crosses, and why."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     cluster: ResolvedCluster
     tier: Tier

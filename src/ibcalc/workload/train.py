@@ -38,7 +38,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -214,6 +214,9 @@ DEFAULT_ORDER = "tp-cp-ep-dp-pp"
 
 class TrainResult(BaseModel):
     """One training step's phases, totals, warnings and assumptions."""
+
+    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
