@@ -1139,6 +1139,31 @@ def test_library_calls_with_wrong_kinds_of_input_raise_ibcalc_errors(
     ]
 
 
+def test_a_size_list_refused_is_told_what_list_to_give(builtin_catalogue: Catalogue) -> None:
+    """estimate_many(cluster, c, None) had been told "give a list of sizes ([None])", and
+    estimate_many(cluster, c, '10GB') "([\'10GB\'])", both lists refused in turn (a size of
+    None, and text, which estimate_on does not read). A number is still told [it]."""
+    from ibcalc.errors import UnitError
+    from ibcalc.facade import estimate_many
+    from ibcalc.units import parse_size
+
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    refusals: dict[object, str] = {
+        None: "sizes None is not a list of sizes in bytes ([1e6, 1e9], say)",
+        True: "sizes True is not a list of sizes in bytes ([1e6, 1e9], say)",
+        "10GB": "sizes '10GB' is one value: give a list of sizes ([ibcalc.parse_size('10GB')])",
+        4096: "sizes 4096 is one value: give a list of sizes ([4096])",
+    }
+    for sizes, message in refusals.items():
+        with pytest.raises(UnitError) as info:
+            estimate_many(cluster, "allreduce", sizes)  # type: ignore[arg-type]
+        assert str(info.value) == message
+    # what the refusal offers is taken: 10 x 10^9 B, the same estimate as estimate_on's
+    (est,) = estimate_many(cluster, "allreduce", [parse_size("10GB")])
+    assert est.size_bytes == 10e9
+    assert est == estimate_on(cluster, "allreduce", 10e9)
+
+
 def test_a_faster_what_if_does_not_hide_a_faster_choice_nccl_has(
     builtin_catalogue: Catalogue,
 ) -> None:

@@ -1611,8 +1611,16 @@ class CollectivePlan:
 def size_list(sizes: Iterable[float]) -> list[float]:
     """``sizes`` as a list; a single size, or a string (``"1e9"``, which read character by
     character is the sizes 1, e and 9), is refused with :class:`~ibcalc.errors.UnitError`."""
-    if isinstance(sizes, str | bytes) or not isinstance(sizes, Iterable):
+    if isinstance(sizes, str):
+        # [sizes] itself is refused ('size '10GB' is not a number of bytes'): what reads it
+        raise UnitError(
+            f"sizes {sizes!r} is one value: give a list of sizes ([ibcalc.parse_size({sizes!r})])"
+        )
+    if isinstance(sizes, int | float) and not isinstance(sizes, bool):
         raise UnitError(f"sizes {sizes!r} is one value: give a list of sizes ([{sizes!r}])")
+    if isinstance(sizes, bytes) or not isinstance(sizes, Iterable):
+        # None had been told to give [None]
+        raise UnitError(f"sizes {sizes!r} is not a list of sizes in bytes ([1e6, 1e9], say)")
     return list(sizes)
 
 
