@@ -99,6 +99,22 @@ def test_from_import_of_every_public_name() -> None:
     assert set(HOMES) <= set(namespace)
 
 
+def test_dir_lists_the_public_names_not_the_helpers() -> None:
+    """dir(ibcalc), what a notebook completes, had listed annotations, import_module, Any and
+    TYPE_CHECKING beside the public names: the names this file imports for itself. Its names
+    without dunders are __all__'s and the subpackages loaded (errors, after a public error is
+    read), nothing else."""
+    ibcalc.IbcalcError  # noqa: B018  loads ibcalc.errors
+    plain = [name for name in dir(ibcalc) if not name.startswith("__")]
+    public = sorted(name for name in ibcalc.__all__ if not name.startswith("__"))
+    assert "errors" in plain
+    assert [name for name in plain if name in public] == public
+    leftover = [name for name in plain if name not in public]
+    assert all(isinstance(getattr(ibcalc, name), type(ibcalc)) for name in leftover), leftover
+    assert {"annotations", "import_module", "Any", "TYPE_CHECKING"}.isdisjoint(plain)
+    assert "__version__" in dir(ibcalc)
+
+
 def test_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'estimat'"):
         _ = ibcalc.estimat  # type: ignore[attr-defined]

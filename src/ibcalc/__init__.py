@@ -126,7 +126,15 @@ if not TYPE_CHECKING:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    # the public names, the module's own dunders and the subpackages loaded, not the helpers
+    # this file imports (annotations, import_module, Any and TYPE_CHECKING had been listed
+    # beside the API)
+    own = {
+        name
+        for name, value in globals().items()
+        if name.startswith("__") or getattr(value, "__name__", "") == f"{__name__}.{name}"
+    }
+    return sorted({*own, *__all__})
 
 
 __all__ = [
