@@ -17,7 +17,14 @@ from pydantic import BaseModel, ValidationInfo, field_validator
 
 from ibcalc.errors import expect_type
 
-__all__ = ["NoBoolNumbers", "expect_bool", "is_boolean", "refuse_bool_number", "takes_bool"]
+__all__ = [
+    "NoBoolNumbers",
+    "expect_bool",
+    "is_boolean",
+    "refuse_bool_number",
+    "refuse_text_or_number",
+    "takes_bool",
+]
 
 
 def is_boolean(value: object) -> bool:
@@ -69,6 +76,23 @@ def refuse_bool_number(model: type[BaseModel], value: Any, info: ValidationInfo)
         return bool(value)
     if _admits(field.annotation, (int, float)):
         raise ValueError("is true/false, not a number")
+    return value
+
+
+def refuse_text_or_number(model: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
+    """A field's value checked for its kind where pydantic would convert it: text where the
+    field takes a number and no text ("is text, not a number": tp="8" had been read as 8), and
+    anything but true/false where it takes only true/false ("must be true or false":
+    disaggregated=1 or "yes" had been read as True), as ClusterSpec refuses them."""
+    field = model.model_fields.get(info.field_name or "")
+    if field is None or value is None:
+        return value
+    annotation = field.annotation
+    number, text = _admits(annotation, (int, float)), _admits(annotation, (str,))
+    if isinstance(value, str | bytes) and number and not text:
+        raise ValueError("is text, not a number")
+    if takes_bool(annotation) and not is_boolean(value) and not (number or text):
+        raise ValueError("must be true or false")
     return value
 
 

@@ -368,25 +368,27 @@ def test_a_count_not_whole_is_refused_in_the_words_of_cluster_spec() -> None:
 @pytest.mark.parametrize(
     ("given", "message"),
     [
-        # text where a number of bytes, a rate or a time belongs: the unit once, after no
-        # number, and the reader of such text named
+        # text where a number of bytes or a rate belongs: no unit after it, and the reader of
+        # such text named
         (
             {"part_bytes": "1MB"},
-            "part_bytes '1MB': input should be a valid number, unable to parse string as a "
-            "number (ibcalc.parse_size reads text)",
+            "part_bytes '1MB': is text, not a number (ibcalc.parse_size reads text)",
         ),
         (
             {"fabric_Bps": "50GB/s"},
-            "fabric_Bps '50GB/s': input should be a valid number, unable to parse string as a "
-            "number (ibcalc.parse_bandwidth reads text)",
+            "fabric_Bps '50GB/s': is text, not a number (ibcalc.parse_bandwidth reads text)",
+        ),
+        # a number written as text is text too, as ClusterSpec(nodes="8") is
+        (
+            {"part_bytes": "1e20"},
+            "part_bytes '1e20': is text, not a number (ibcalc.parse_size reads text)",
         ),
         ({"part_bytes": True}, "part_bytes True: is true/false, not a number"),
         ({"part_bytes": [1]}, "part_bytes [1]: input should be a valid number"),
-        # a bound keeps its unit: 2^40 B = 1,099,511,627,776 B, CheckpointSpec's part limit
-        (
-            {"part_bytes": "1e20"},
-            "part_bytes '1e20': input should be less than or equal to 1099511627776 B",
-        ),
+        # a switch takes true or false only, as ClusterSpec's do
+        ({"optimizer": 1}, "optimizer 1: must be true or false"),
+        ({"optimizer": "no"}, "optimizer 'no': must be true or false"),
+        ({"storage_units": "4"}, "storage_units '4': is text, not a number"),
     ],
 )
 def test_a_value_given_as_text_is_refused_with_one_unit(
@@ -394,13 +396,44 @@ def test_a_value_given_as_text_is_refused_with_one_unit(
 ) -> None:
     """CheckpointSpec(part_bytes='1MB') had read "part_bytes '1MB' B: input should be a valid
     number, unable to parse string as a number B": the field's unit after the text given and
-    after pydantic's words. The unit follows a number only."""
+    after pydantic's words. The unit follows a number only. Text where a number goes, and a
+    number or text where a switch goes, had been converted (storage_units='4' read as 4,
+    optimizer=1 or 'no' as a switch): they are refused, as ClusterSpec refuses them."""
     from ibcalc.workload.checkpoint import CheckpointSpec
 
     with pytest.raises(WorkloadError) as err:
         CheckpointSpec(model=find_model("llama3-8b"), storage="aws-s3", **given)
     assert str(err.value) == message
     assert err.value.field == next(iter(given))
+
+
+def test_training_and_serving_specs_refuse_text_counts_and_numeric_switches() -> None:
+    """Parallelism(tp="8"), TrainSpec(sequence_parallel="yes") and InferSpec(disaggregated=1)
+    had been taken (pydantic's conversions), where ClusterSpec(nodes="8") and
+    ClusterSpec(sharp=1) are refused; so are they, naming the field."""
+    from ibcalc.workload.infer import InferSpec
+    from ibcalc.workload.train import Parallelism, TrainSpec
+
+    model = find_model("llama3-8b")
+    calls = [
+        (lambda: Parallelism(tp="8"), "tp '8': is text, not a number"),
+        (
+            lambda: TrainSpec(model=model, parallel=Parallelism(), sequence_parallel="yes"),
+            "sequence_parallel 'yes': must be true or false",
+        ),
+        (
+            lambda: InferSpec(model=model, disaggregated=1),
+            "disaggregated 1: must be true or false",
+        ),
+        (lambda: InferSpec(model=model, batch="32"), "batch '32': is text, not a number"),
+    ]
+    for call, message in calls:
+        with pytest.raises(WorkloadError) as err:
+            call()
+        assert str(err.value) == message
+    # numbers, whole floats and true/false as before
+    assert Parallelism(tp=8, dp=2.0).world == 16
+    assert InferSpec(model=model, disaggregated=True, batch=32).batch == 32
 
 
 def test_a_model_is_at_most_what_a_collective_size_takes() -> None:

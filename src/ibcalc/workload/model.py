@@ -27,9 +27,9 @@ import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from ibcalc.booleans import NoBoolNumbers
+from ibcalc.booleans import NoBoolNumbers, refuse_text_or_number
 from ibcalc.catalogue.load import suggest
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.defaults import empty_list
@@ -80,6 +80,11 @@ class CheckedSpec(NoBoolNumbers):
     naming the field (``{field}``, which the CLI turns into its flag), not pydantic's
     ``ValidationError``: the first problem, with the value given. True/false is no number
     (tp=True had meant tp 1: a review)."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _kind(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_text_or_number(cls, value, info)
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -135,11 +140,10 @@ class CheckedSpec(NoBoolNumbers):
             # '1MB' B: input should be a valid number, unable to parse string as a number B"
             number = isinstance(value, int | float) and not isinstance(value, bool)
             shown = f"{value!r}{unit}" if number else repr(value)
-            ends = unit if msg[-1:].isdigit() else ""
             reader = next((r for end, r in _READERS if (field or "").endswith(end)), None)
-            parsing = error["type"].endswith("_parsing") and isinstance(value, str)
+            parsing = error["type"] == "value_error" and isinstance(value, str)
             hint = f" (ibcalc.{reader} reads text)" if reader and parsing else ""
-            raise WorkloadError(f"{name} {shown}: {msg}{ends}{hint}", field=field) from None
+            raise WorkloadError(f"{name} {shown}: {msg}{hint}", field=field) from None
 
 
 def expect_job(catalogue: object, spec: object, kind: type[CheckedSpec]) -> None:
