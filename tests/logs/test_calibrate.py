@@ -1856,3 +1856,25 @@ def test_calibrate_refuses_wrong_arguments_and_reads_a_collectives_name() -> Non
     by_member = calibrate(runs, collective=Collective.ALL_REDUCE, date="2025-01-31")
     assert by_name == by_member
     assert by_name.inputs == ["run 1"]
+
+
+def test_calibrating_log_files_refuses_what_is_no_list_of_logs() -> None:
+    """calibrate_logs (what the calibrate command runs) given a parsed log had failed on
+    "'ParsedLog' object has no attribute 'text'", and one LogInput on "'LogInput' object is not
+    iterable"; each is a WrongTypeError naming the item and what makes one."""
+    from ibcalc.errors import WrongTypeError
+
+    path = SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"
+    log = read_log(path)
+    hint = "(ibcalc.logs.read_log(path) makes one)"
+    wrong: list[tuple[object, str]] = [
+        ([log.parsed], f"logs[0] must be a LogInput, not ParsedLog {hint}"),
+        (log, f"logs must be a list of LogInput, not LogInput {hint}"),
+        (str(path), f"logs must be a list of LogInput, not str {hint}"),
+    ]
+    for logs, message in wrong:
+        with pytest.raises(WrongTypeError) as info:
+            calibrate_log_files(logs)  # type: ignore[arg-type]
+        assert str(info.value) == message
+    # the list of it is fitted, each run labelled with its file
+    assert calibrate_log_files([log]).inputs == [str(path)]

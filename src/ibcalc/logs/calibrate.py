@@ -638,6 +638,17 @@ def _network_link(spec: ClusterSpec, catalogue: Catalogue) -> str | None:
 # ------------------------------------------------------------------------------- the fit
 
 
+def _expect_list(value: object, kind: type, what: str, hint: str) -> None:
+    """:class:`~ibcalc.errors.WrongTypeError` unless ``value`` is a list (a sequence, not text)
+    of ``kind``, naming the item at fault: ``runs[1] must be a Run, not str``."""
+    if not isinstance(value, Sequence) or isinstance(value, str | bytes):
+        raise WrongTypeError(
+            f"{what} must be a list of {kind.__name__}, not {type(value).__name__} ({hint})"
+        )
+    for i, item in enumerate(value):
+        expect_type(item, kind, f"{what}[{i}]", hint)
+
+
 def _expect_calibration_arguments(
     runs: object,
     cluster: object,
@@ -652,11 +663,8 @@ def _expect_calibration_arguments(
     failed on "object of type 'ParsedLog' has no len()", a cluster's name on an attribute, a
     date given as a number inside pydantic, and one file's name given as ``sources`` had been
     read a letter a run ('x.log' labelled the first run 'x')."""
-    hint = "a parsed log's .runs is one"
-    if not isinstance(runs, Sequence) or isinstance(runs, str | bytes):
-        raise WrongTypeError(f"runs must be a list of Run, not {type(runs).__name__} ({hint})")
-    for i, run in enumerate(runs):
-        expect_type(run, Run, f"runs[{i}]", hint)
+    _expect_list(runs, Run, "runs", "a parsed log's .runs is one")
+    assert isinstance(runs, Sequence)
     expect_log_arguments(cluster, (ResolvedCluster, ClusterSpec), catalogue, params)
     for value, what in ((sources, "sources"), (envs, "envs")):
         if not isinstance(value, Sequence) or isinstance(value, str | bytes):
@@ -1485,6 +1493,9 @@ def calibrate_logs(
     output around it (the lines from the end of the previous run to its own end);
     ``collective`` (a member or a name) replaces what the logs say; ``origins`` and
     ``nccl_version`` as :func:`calibrate`'s."""
+    # a parsed log, or one LogInput, had failed on "'ParsedLog' object has no attribute
+    # 'text'" or "'LogInput' object is not iterable"
+    _expect_list(logs, LogInput, "logs", "ibcalc.logs.read_log(path) makes one")
     collective = None if collective is None else as_collective(collective)
     runs: list[Run] = []
     sources: list[str] = []
