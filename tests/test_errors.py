@@ -169,6 +169,21 @@ def test_fill_fields_with_a_mapping_or_a_function() -> None:
     assert fill_fields("{Nodes} {0} {a-b}", {}) == "{Nodes} {0} {a-b}"
 
 
+def test_fill_fields_refuses_a_name_that_is_no_text() -> None:
+    """fill_fields(note, {"sharp": 3}) had failed inside re.sub ("sequence item 0: expected str
+    instance, int found"), a function returning None likewise: a WrongTypeError names the field
+    whose name is no text. A field without a mark is not looked up."""
+    from ibcalc.errors import WrongTypeError
+
+    note = "{sharp} would make this all-reduce 1.03x faster"
+    for name in ({"sharp": 3}, lambda field: None):
+        with pytest.raises(WrongTypeError) as info:
+            fill_fields(note, name)  # type: ignore[arg-type]
+        kind = "int" if isinstance(name, dict) else "NoneType"
+        assert str(info.value) == f"name gives {kind} for the field 'sharp', not a str"
+    assert fill_fields("no marks", {"sharp": 3}) == "no marks"  # type: ignore[dict-item]
+
+
 def test_field_error_renders_for_each_caller() -> None:
     error = ClusterError("give {inter} and {nics_per_node} to join 2 of them", field="nodes")
     assert error.field == "nodes"

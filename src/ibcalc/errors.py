@@ -249,7 +249,17 @@ def fill_fields(template: str, name: Callable[[str], str] | Mapping[str, str]) -
             f"name must be a mapping of field to name or a function, not {type(name).__name__}"
         )
     lookup: Callable[[str], str] = (lambda f: name.get(f, f)) if isinstance(name, Mapping) else name
-    return _FIELD_MARK.sub(lambda m: lookup(m.group(1)), template)
+
+    def replace(mark: re.Match[str]) -> str:
+        text: object = lookup(mark.group(1))
+        if not isinstance(text, str):
+            # {"sharp": 3} had failed inside re.sub: "expected str instance, int found"
+            raise WrongTypeError(
+                f"name gives {type(text).__name__} for the field {mark.group(1)!r}, not a str"
+            )
+        return text
+
+    return _FIELD_MARK.sub(replace, template)
 
 
 class FieldError(IbcalcError, ValueError):
