@@ -654,6 +654,7 @@ def _expect_calibration_arguments(
     cluster: object,
     params: object,
     catalogue: object,
+    *,
     sources: object,
     envs: object,
     date: object,
@@ -713,7 +714,9 @@ def calibrate(
     the model is weakest (NCCL's channel trimming). Raises
     :class:`~ibcalc.errors.IbcalcError` when no run can be fitted.
     """
-    _expect_calibration_arguments(runs, cluster, params, catalogue, sources, envs, date)
+    _expect_calibration_arguments(
+        runs, cluster, params, catalogue, sources=sources, envs=envs, date=date
+    )
     collective = None if collective is None else as_collective(collective)
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
     params = params if params is not None else builtin_cost_params()
