@@ -436,6 +436,22 @@ def test_training_and_serving_specs_refuse_text_counts_and_numeric_switches() ->
     assert InferSpec(model=model, disaggregated=True, batch=32).batch == 32
 
 
+def test_a_presets_sources_cannot_be_changed_through_find_model() -> None:
+    """find_model returns the shared preset, whose sources had been a list: appending to
+    find_model("llama3-70b").sources changed what every later call (and every TrainResult's
+    JSON) gave. They are a tuple; a preset is hashable and equal to itself found again, and
+    the JSON still writes a list."""
+    preset = find_model("llama3-70b")
+    assert isinstance(preset.sources, tuple)
+    assert len(preset.sources) == 1
+    with pytest.raises(AttributeError):
+        preset.sources.append("mine")  # type: ignore[attr-defined]
+    assert hash(preset) == hash(find_model("LLaMA3-70B"))
+    assert preset.model_dump(mode="json")["sources"] == list(preset.sources)
+    # a model built with a list of sources keeps them, as a tuple
+    assert ModelSpec(params=7e9, sources=["a paper"]).sources == ("a paper",)
+
+
 def test_a_model_is_at_most_what_a_collective_size_takes() -> None:
     """1e15 parameters had priced a 2 PB data-parallel all-reduce of bf16 gradients, which
     --size refuses (at most 1 PiB; a hostile-input review): 100 trillion is the most, whose

@@ -25,14 +25,13 @@ from __future__ import annotations
 import decimal
 import math
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from ibcalc.booleans import NoBoolNumbers, refuse_text_or_number
 from ibcalc.catalogue.load import suggest
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.defaults import empty_list
 from ibcalc.errors import UnknownNameError, WorkloadError, expect_type
 from ibcalc.units import (
     as_float,
@@ -199,9 +198,6 @@ _GUESSED_SLACK = 2.0
 class ModelSpec(CheckedSpec):
     """A model's communication-relevant shape; ``None`` means "not given"."""
 
-    #: frozen but holding lists: unhashable (docs/architecture.md, "Naming and style")
-    __hash__: ClassVar[None] = None  # type: ignore[assignment]
-
     model_config = _FROZEN
 
     id: str | None = None
@@ -280,7 +276,9 @@ class ModelSpec(CheckedSpec):
         le=_MAX_DIM,
         description="Vocabulary: rows of the input embedding and of the (untied) output layer.",
     )
-    sources: list[str] = Field(default_factory=empty_list)
+    #: a tuple: the presets are shared, and a list had let find_model(...).sources.append(...)
+    #: change every later find_model's
+    sources: tuple[str, ...] = ()
 
     def __init__(self, **data: Any) -> None:
         super().__init__(**data)
@@ -732,7 +730,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             gated_mlp=True,
             dropout=False,
             vocab=128256,
-            sources=[_LLAMA3],
+            sources=(_LLAMA3,),
         ),
         ModelSpec(
             id="llama3-70b",
@@ -749,7 +747,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             gated_mlp=True,
             dropout=False,
             vocab=128256,
-            sources=[_LLAMA3],
+            sources=(_LLAMA3,),
         ),
         ModelSpec(
             id="llama3-405b",
@@ -766,7 +764,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             gated_mlp=True,
             dropout=False,
             vocab=128256,
-            sources=[_LLAMA3],
+            sources=(_LLAMA3,),
         ),
         ModelSpec(
             id="mixtral-8x7b",
@@ -786,7 +784,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             gated_mlp=True,
             dropout=False,
             vocab=32000,
-            sources=[_MIXTRAL],
+            sources=(_MIXTRAL,),
         ),
         ModelSpec(
             id="deepseek-v3",
@@ -812,7 +810,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             kv_lora_rank=512,
             rope_head_dim=64,
             vocab=129280,
-            sources=[_DSV3],
+            sources=(_DSV3,),
         ),
     )
 }
