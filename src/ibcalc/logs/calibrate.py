@@ -370,11 +370,12 @@ _COST_PARAMS: tuple[tuple[str, Literal["latency", "bandwidth"], float, float], .
 
 
 def _file_value(p: _Param, value: float) -> float | str:
-    """A value as an override file writes it (with its unit where it has one)."""
-    if p.field == "ll_net_Bps":
-        return f"{value / 1e9:.10g} GB/s"
-    if p.field == "per_message_s":
-        return f"{value * 1e6:.10g} us"
+    """A value as an override file writes it (with its unit where it has one, as a link's
+    entry writes its own: :func:`_bandwidth_text`, :func:`_time_text`)."""
+    if p.unit == "B/s":
+        return _bandwidth_text(value)
+    if p.unit == "s":
+        return _time_text(value)
     return value
 
 
