@@ -112,6 +112,7 @@ OVERRIDE: dict[str, Any] = {
     "calibrated": {
         "simple_transport_factor": {"value": 5.0, "assumed": "identity grid"},
         "p2p_efficiency": {"value": 0.7, "assumed": "identity grid"},
+        "alltoall_efficiency": {"value": 0.8, "assumed": "identity grid"},
     },
     "tuner_view": {
         "calibrated": {"simple_transport_factor": {"value": 3, "assumed": "identity grid"}},

@@ -427,6 +427,36 @@ def _derive_p2p(rows: list[Sample], model: Model) -> float | None:
     return round(statistics.median(statistics.median(v) for v in by_group.values()), 2)
 
 
+def _alltoall_bw_rows(sample: Sample, model: Model) -> bool:
+    """One-node all-to-all rows over NVLink or Infinity Fabric with a busbw, 64 MiB and more."""
+    if sample.collective is not Collective.ALL_TO_ALL or (sample.spec.nodes or 1) != 1:
+        return False
+    intra = model.cluster(sample).intra
+    return (
+        sample.busbw_GBps is not None
+        and sample.size_bytes >= 64 * 2**20
+        and intra is not None
+        and intra.family in ("nvlink", "xgmi")
+    )
+
+
+def _derive_alltoall_bw(rows: list[Sample], model: Model) -> float | None:
+    """Current factor x measured / predicted busbw at each source's largest size (where the
+    fixed costs weigh least), then the median of the sources, to 0.005."""
+    largest: dict[str, Sample] = {}
+    for s in rows:
+        if s.group not in largest or s.size_bytes > largest[s.group].size_bytes:
+            largest[s.group] = s
+    if not largest:
+        return None
+    current = model.params.calibrated.alltoall_efficiency
+    ratios = []
+    for s in largest.values():
+        assert s.busbw_GBps is not None
+        ratios.append(s.busbw_GBps / (predict(model, s).busbw_Bps / 1e9))
+    return min(1.0, round(current * statistics.median(ratios) / 0.005) * 0.005)
+
+
 def _nvls_tree_rows(sample: Sample, model: Model) -> bool:
     return (
         (sample.spec.nodes or 1) > 1
@@ -821,6 +851,14 @@ FITS: tuple[Fit, ...] = (
         lambda model, fitted: 1.0,  # no evidence: point-to-point as fast as the ring
         _param("calibrated", "p2p_efficiency"),
         doc="single-node NVLink sendrecv rows of 256 MiB and more",
+    ),
+    Fit(
+        "calibrated.alltoall_efficiency",
+        _alltoall_bw_rows,
+        _derive_alltoall_bw,
+        lambda model, fitted: 1.0,  # no evidence: an all-to-all as fast as the ring
+        _param("calibrated", "alltoall_efficiency"),
+        doc="one-node NVLink and Infinity Fabric all-to-all rows, each source's largest size",
     ),
     Fit(
         "calibrated.nvls_tree_factor",

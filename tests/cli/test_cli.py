@@ -465,12 +465,13 @@ WORKED_BY_HAND = {
     ("reduce", "a100-1-node"): ("ring", _A100_RING_US, 1e9, _NVLINK3_BPS, 4208.49),
     # pairwise: base + one hop + n-1 = 7 messages x 2.4 us (calibrated.per_message_latency,
     # Hopper's) x 1980/1410 for the A100's clock (clock_scaled_messages), (m-1)/n S over NVLink
+    # at 0.935 of its rate (calibrated.alltoall_efficiency: seven streams at once)
     ("alltoall", "a100-1-node"): (
         "pairwise",
         8.4 + _A100_HOP_US + 7 * 2.4 * 1980 / 1410,
         7 / 8 * 1e9,
-        _NVLINK3_BPS,
-        3682.60,
+        _NVLINK3_BPS * 0.935,
+        3936.05,
     ),
     # send/recv: base + one hop, S at NVLink x 0.89 (calibrated.p2p_efficiency)
     ("sendrecv", "a100-1-node"): ("p2p", 8.4 + _A100_HOP_US, 1e9, _NVLINK3_BPS * 0.89, 4694.82),

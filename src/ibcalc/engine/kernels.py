@@ -29,6 +29,7 @@ from collections.abc import Callable
 from ibcalc.engine.algorithms.alltoall import (
     alltoall_messages,
     alltoall_traffic,
+    alltoall_up_bw_Bps,
     message_cost_s,
     pairwise_timing,
     pxn_offered,
@@ -521,7 +522,7 @@ def _alltoall_kernel(
     messages = alltoall_messages(topo)
     intra_share = (m - 1) / n
     net_share = (n - m) / n
-    up_bw = topo.up_bw_Bps() if m > 1 else 1.0
+    up_bw = alltoall_up_bw_Bps(topo, params) if m > 1 else 1.0
     torus = torus_share(topo)
     across = topo.domains > 1
     shared = shares_gpu_link(topo)

@@ -552,6 +552,9 @@ class Calibrated:
     simple_fill_bytes: float = _param("simple_fill", _SIZE)
     #: sendrecv bandwidth / ring bandwidth on a scale-up link.
     p2p_efficiency: float = _param("p2p_efficiency", _FRACTION)
+    #: All-to-all bandwidth inside a scale-up domain / the link's achievable (ring) rate: every
+    #: GPU streams to all its peers at once, as n-1 point-to-point pairs.
+    alltoall_efficiency: float = _param("alltoall_efficiency", _FRACTION)
     #: Per-rank LL throughput across the network at small sizes, bytes/s (None: no such limit).
     ll_net_Bps: float | None = _param(
         "ll_net_bandwidth",

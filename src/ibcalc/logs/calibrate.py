@@ -8,8 +8,9 @@ squares over sizes (the squared log error of the predicted time at each row):
 * the achievable efficiency of each link class (``efficiency`` of the network and the scale-up
   link), pinned by the large sizes where that link is the bottleneck;
 * the NVLS efficiency of the scale-up link (``nvls_efficiency``), when NVLS runs;
-* two constants of the cost model when the runs exercise them: ``calibrated.p2p_efficiency``
-  (send/receive and all-to-all inside a node) and ``calibrated.nvls_tree_factor`` (NVLS-tree).
+* three constants of the cost model when the runs exercise them: ``calibrated.p2p_efficiency``
+  (send/receive inside a node), ``calibrated.alltoall_efficiency`` (all-to-all inside a node
+  over NVLink or Infinity Fabric) and ``calibrated.nvls_tree_factor`` (NVLS-tree).
 
 The model is a black box here: each candidate value is applied to a copy of the catalogue (or of
 the cost parameters), the cluster is resolved again and the model's time evaluated
@@ -359,10 +360,12 @@ _FIELD_NAMES = {
 _ATTRIBUTES = {v: k for k, v in _FIELD_NAMES.items()}
 _UNITS = {"transport_latency_s": "s", "ll_net_Bps": "B/s", "per_message_s": "s"}
 #: Cost constants runs can pin: (attribute, regime, lo, hi). p2p_efficiency moves send/receive
-#: and all-to-all inside a node, nvls_tree_factor NVLS-tree all-reduce, ll_net_bandwidth the
+#: inside a node, alltoall_efficiency an all-to-all's scale-up term over NVLink or Infinity
+#: Fabric, nvls_tree_factor NVLS-tree all-reduce, ll_net_bandwidth the
 #: LL protocol's small messages across nodes (32-64 KiB).
 _COST_PARAMS: tuple[tuple[str, Literal["latency", "bandwidth"], float, float], ...] = (
     ("p2p_efficiency", "bandwidth", 0.02, 1.0),
+    ("alltoall_efficiency", "bandwidth", 0.02, 1.0),
     ("nvls_tree_factor", "bandwidth", 0.02, 1.0),
     ("ll_net_Bps", "latency", 1e7, 1e12),
     ("per_message_s", "latency", 1e-8, 1e-3),
@@ -2163,6 +2166,11 @@ def _insensitive_reason(p: _Param, cases: Sequence[_Case]) -> str:
             return (
                 "the fitted rows do not depend on it (the model applies it to sendrecv inside "
                 "a node)"
+            )
+        if p.field == "alltoall_efficiency":
+            return (
+                "the fitted rows do not depend on it (the model applies it to an all-to-all's "
+                "bytes over NVLink or Infinity Fabric)"
             )
         if p.field == "ll_net_Bps":
             return (

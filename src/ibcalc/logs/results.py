@@ -63,7 +63,7 @@ __all__ = [
 LATENCY_MAX_BYTES = 64 * KiB
 BANDWIDTH_MIN_BYTES = 64 * MiB
 #: Relative error within which a prediction "explains" a bandwidth row when the estimate carries
-#: no error band of its own: a policy value, above the held-out busbw median (7.5 %) and below
+#: no error band of its own: a policy value, above the held-out busbw median (6.4 %) and below
 #: the held-out error of most single systems (docs/model.md, Accuracy); no fit derives it.
 BANDWIDTH_TOLERANCE = 0.15
 

@@ -20,8 +20,11 @@ With a WAN tier of s sites, (n - n/s)/n x S of each rank's all-to-all buffer cro
 the GPU's share of its site's WAN links, and the send/recv pair between sites uses one WAN link.
 
 The point-to-point efficiency is calibrated (``calibrated.p2p_efficiency``: A100 sendrecv 195 GB/s
-against 240 GB/s ring, li-plus/playground); so is the per-message cost
-(``calibrated.per_message_latency``, fitted at Hopper's clock to small all-to-all rows).
+against 240 GB/s ring, li-plus/playground); so are the per-message cost
+(``calibrated.per_message_latency``, fitted at Hopper's clock to small all-to-all rows) and the
+all-to-all's share of the scale-up rate, ``B_up`` = the link's achievable rate x
+``calibrated.alltoall_efficiency`` (one-node all-to-alls at their largest size: 8 x H100 348.0
+GB/s busbw at 16 GiB against a ring's 370.5, 8 x MI355X 322.2 at 128 MiB against 346.0).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ __all__ = [
     "alltoall_bytes",
     "alltoall_messages",
     "alltoall_traffic",
+    "alltoall_up_bw_Bps",
     "message_cost_s",
     "pairwise_timing",
     "pxn_offered",
@@ -115,6 +119,22 @@ def alltoall_bytes(size_bytes: float, topo: Topology, *, aggregated: bool) -> tu
     return (m - 1) / n * size_bytes + extra, net_bytes
 
 
+#: Where ``calibrated.alltoall_efficiency`` comes from, said beside its value.
+_A2A_FIT = "fitted by benchmarks/fits.py to one-node H100 and MI355X all-to-alls"
+
+
+def alltoall_up_bw_Bps(topo: Topology, params: CostParams) -> float:
+    """The rate an all-to-all streams at over a GPU's scale-up links: on an accelerator fabric
+    (NVLink, NVSwitch, Infinity Fabric: ``ScaleUpTier.fabric``) the link's achievable rate x
+    ``calibrated.alltoall_efficiency`` (each GPU runs n-1 point-to-point pairs at once, which
+    fall short of a ring's one stream per channel; H100 and MI355X by the same share); over
+    PCIe or a bridged pair, where no all-to-all was measured at peer-to-peer rates, the link's
+    rate."""
+    if topo.up is None or not topo.up.fabric:
+        return topo.up_bw_Bps()
+    return topo.up_bw_Bps() * params.calibrated.alltoall_efficiency
+
+
 def _alltoall_terms(
     size_bytes: float, topo: Topology, params: CostParams, *, aggregated: bool
 ) -> tuple[float, float, float]:
@@ -122,7 +142,7 @@ def _alltoall_terms(
     up_bytes, net_bytes = alltoall_bytes(size_bytes, topo, aggregated=aggregated)
     intra_t = 0.0
     if m > 1:
-        intra_t = max(up_bytes / topo.up_bw_Bps(), torus_share(topo) * size_bytes)
+        intra_t = max(up_bytes / alltoall_up_bw_Bps(topo, params), torus_share(topo) * size_bytes)
     net_t = 0.0
     if topo.domains > 1:
         assert topo.out is not None
@@ -176,10 +196,17 @@ def _alltoall_parts(
             duplex = (
                 f" x duplex_efficiency {up.duplex_efficiency:g}" if up.duplex_efficiency < 1 else ""
             )
+            streams = (
+                f" x {params.calibrated.alltoall_efficiency:g}, calibrated.alltoall_efficiency "
+                "for n-1 streams at once, "
+                + fit_origin(params, "calibrated.alltoall_efficiency", _A2A_FIT)
+                if up.fabric
+                else ""
+            )
             parts.append(
-                f"scale-up {what} per GPU at {gbps(topo.up_bw_Bps())} ({up.link_id}'s line rate "
-                f"{gbps(up.line_Bps)} x efficiency {up.bw_Bps / up.line_Bps:.3g}{duplex}): "
-                f"{worked(intra_t)}"
+                f"scale-up {what} per GPU at {gbps(alltoall_up_bw_Bps(topo, params))} "
+                f"({up.link_id}'s line rate {gbps(up.line_Bps)} x efficiency "
+                f"{up.bw_Bps / up.line_Bps:.3g}{duplex}{streams}): {worked(intra_t)}"
             )
     if topo.domains > 1 and topo.out is not None:
         parts.append(
@@ -334,7 +361,9 @@ def _alltoall(
     shared = shares_gpu_link(topo)
     # on a shared link the GPU's own peer and network bytes add up there; the NICs still carry
     # the node's network bytes at their own share (fewer NICs than GPUs: the NIC binds)
-    link_t = intra_t + (topo.ranks - topo.m) / topo.ranks * size_bytes / topo.up_bw_Bps()
+    link_t = intra_t + (topo.ranks - topo.m) / topo.ranks * size_bytes / alltoall_up_bw_Bps(
+        topo, params
+    )
     transfer = max(max(link_t, net_t) if shared else max(intra_t, net_t), wan_t)
     if protocol is not Protocol.SIMPLE:
         transfer = transfer / protocol_factor(protocol, params)
