@@ -3,6 +3,7 @@ applied and named, the list's marks, and the numbers the tables round."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 from conftest import GB, main_error
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.cli import app
+from ibcalc.render.stream import UNITS
 
 runner = CliRunner()
 
@@ -464,3 +466,35 @@ def test_catalogue_sizes_are_whole_bytes_in_json() -> None:
     assert type(json.loads(compare.stdout)["memory_capacity_bytes"]) is int
     served = runner.invoke(app, ["infer", "--tp", "8", *args])
     assert type(json.loads(served.stdout)["memory"]["capacity_bytes"]) is int
+
+
+def _parted_figures(text: str) -> list[str]:
+    """The places where a line ends in a number and the next begins with its unit."""
+    lines = [line.strip() for line in text.splitlines()]
+    return [
+        f"{before!r} / {after!r}"
+        for before, after in itertools.pairwise(lines)
+        if re.search(r"(?<![\w/.-])\d[\d.,]*$", before)
+        and after.split(" ", 1)[0].rstrip(",;:).") in UNITS
+    ]
+
+
+@pytest.mark.parametrize("width", ["40", "80"])
+def test_no_show_parts_a_number_from_its_unit(width: str) -> None:
+    """Every entry's ``show``, title and rows, at 80 columns and on a narrow 40-column page:
+    the rows had kept "200 Gb/s" whole, but the title, wrapped by rich, had put gcp-tcpx's
+    "Google Cloud GPUDirect-TCPX NIC, one 200" over "Gb/s interface (A3 High)" at 40."""
+    catalogue = load_catalogue()
+    groups = (
+        ("links", catalogue.links),
+        ("systems", catalogue.systems),
+        ("storage", catalogue.storage),
+    )
+    parted = {}
+    for group, entries in groups:
+        for entry in entries:
+            result = runner.invoke(app, [group, "show", entry.id], env={"COLUMNS": width})
+            assert result.exit_code == 0, (group, entry.id, result.output)
+            if found := _parted_figures(result.stdout):
+                parted[f"{group} {entry.id}"] = found
+    assert parted == {}

@@ -596,7 +596,11 @@ def _entry_table(
 ) -> None:
     """One catalogue entry as field/value rows under its title, then its sources."""
     console = _console(stream)
-    table = Table(box=box.SIMPLE_HEAD, show_header=False, title=title, title_justify="left")
+    # the title wraps as the rows do, never between a number and its unit (rich's own wrap
+    # had put gcp-tcpx's "one 200" over "Gb/s interface (A3 High)" at 40 columns)
+    table = Table(
+        box=box.SIMPLE_HEAD, show_header=False, title=UnitTitle(title), title_justify="left"
+    )
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
     for key, value in rows:
