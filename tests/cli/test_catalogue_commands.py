@@ -498,3 +498,24 @@ def test_no_show_parts_a_number_from_its_unit(width: str) -> None:
             if found := _parted_figures(result.stdout):
                 parted[f"{group} {entry.id}"] = found
     assert parted == {}
+
+
+@pytest.mark.parametrize(
+    ("link_id", "figure"),
+    [
+        # the notes' own units: AMD's lane rate in GT/s, Google's ICI rate in Gbps, light in
+        # fibre at about 5 us per km
+        ("xgmi-mi355x", "~38.4 GT/s"),
+        ("tpu-v5p-ici", "4800 Gbps"),
+        ("wan-10g", "4.9-5 us/km"),
+    ],
+)
+def test_a_rate_in_the_notes_own_unit_stays_whole_on_a_narrow_page(
+    link_id: str, figure: str
+) -> None:
+    """The notes write rates in units no figure of ibcalc's is printed in (GT/s, Gbps, us/km),
+    which the wrap did not know: at 40 columns 'ibcalc links show xgmi-mi355x' had put "The ~38.4"
+    over "GT/s lane rate", tpu-v5p-ici "wrote 4800" over "Gbps"."""
+    shown = runner.invoke(app, ["links", "show", link_id], env={"COLUMNS": "40"})
+    assert shown.exit_code == 0, shown.output
+    assert any(figure in " ".join(line.split()) for line in shown.stdout.splitlines())

@@ -65,6 +65,10 @@ UNITS = frozenset(
         *("B", "kB", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"),
         *("ns", "us", "ms", "s", "h"),
         *("kB/s", "MB/s", "GB/s", "TB/s", "Gb/s", "Tb/s", "GbE"),
+        # as the catalogue's notes and sources write rates, and a GPU's peak as systems show
+        # prints it ("4800 Gbps", "32 GT/s" had been parted at 40 columns)
+        *("GiB/s", "MiB/s", "PB/s", "Gbps", "GBps", "Tbps", "GT/s", "GBd"),
+        *("TFLOP/s", "TFLOPS", "PFLOPS", "km", "us/km"),
     )
 )
 #: A line that is a figure: a number, a unit or "x" or "%" after it, and a range in
