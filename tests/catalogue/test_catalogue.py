@@ -894,6 +894,34 @@ def test_unknown_system_suggests_the_closest(builtin_catalogue: Catalogue) -> No
 
 
 @pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        # a TPU or Gaudi has no preset, but a link of its: 'tpu-v5p' had been sent to the list
+        ("tpu-v5p", "no system preset is close (ibcalc systems lists them); tpu-v5p-ici is a link"),
+        (
+            "gaudi3",
+            "no system preset is close (ibcalc systems lists them); gaudi3-rocev2 is a link",
+        ),
+        (
+            "efa",
+            "no system preset is close (ibcalc systems lists them); links with the name: "
+            "efa-100g, efa-v2, efa-v3",
+        ),
+    ],
+)
+def test_an_unknown_system_a_link_holds_says_so(
+    builtin_catalogue: Catalogue, name: str, said: str
+) -> None:
+    with pytest.raises(UnknownNameError) as info:
+        find_system(builtin_catalogue, name)
+    assert str(info.value) == f"unknown system '{name}': {said}"
+    # a name no preset nor link holds is still sent to the list
+    with pytest.raises(UnknownNameError) as info:
+        find_system(builtin_catalogue, "zzz")
+    assert str(info.value) == "unknown system 'zzz' (ibcalc systems lists the known ones)"
+
+
+@pytest.mark.parametrize(
     ("name", "offered"),
     [
         # the GPU word of a part: presets naming it first, then those whose GPU is one

@@ -1086,9 +1086,19 @@ def find_system(catalogue: Catalogue, name: str) -> System:
     holders = [c for c in close if any(_holds(n, key) for n in names[owner[c]])]
     worded = [w for w in worded if w not in {owner[c] for c in holders}]
     close = [c for c in close if c not in holders and owner[c] not in worded]
-    raise UnknownNameError(
-        "system", name, [*holders, *worded, *close][:3], listing="ibcalc systems"
-    )
+    offered = [*holders, *worded, *close][:3]
+    # no preset is close, but a link holds the name: said so ('systems show tpu-v5p' had only
+    # sent the reader to the list, which has no TPU, while tpu-v5p-ici is a link)
+    links = [link.id for link in catalogue.links if any(_holds(n, key) for n in link.names)]
+    if not offered and links:
+        held = (
+            f"{links[0]} is a link"
+            if len(links) == 1
+            else f"links with the name: {listed(links, 'link', limit=3)}"
+        )
+        elsewhere = f"no system preset is close (ibcalc systems lists them); {held}"
+        raise UnknownNameError("system", name, [], elsewhere=elsewhere)
+    raise UnknownNameError("system", name, offered, listing="ibcalc systems")
 
 
 def _gpu_word_systems(catalogue: Catalogue, key: str) -> list[str]:
