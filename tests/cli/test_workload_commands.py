@@ -1615,6 +1615,17 @@ REFUSED_WHILE_RUNNING = {
         "--pp '64' is more than the model's 32 layers: every pipeline stage holds at least one "
         "layer"
     ),
+    # Llama 3 70B has 64 heads: tp 128 on 16 DGX H100 nodes (128 GPUs) had been priced, with a
+    # warning, each GPU half a head; and a custom model's 40 heads over tp 16
+    "train --model llama3-70b --system dgx-h100 -N 16 --tp 128": (
+        "--tp '128' does not divide the model's 64 attention heads: Megatron-LM splits them over "
+        "the tp group"
+    ),
+    "train --params 10B --layers 40 --hidden 5120 --heads 40 --seq-len 4096 --system dgx-h100 "
+    "-N 8 --tp 16": (
+        "--tp '16' does not divide the model's 40 attention heads: Megatron-LM splits them over "
+        "the tp group"
+    ),
     "train --model mixtral-8x7b --system dgx-h100 -N 2 --ep 3": (
         "--ep '3' does not divide the model's 8 experts"
     ),

@@ -1711,6 +1711,14 @@ def test_shapes_that_cannot_exist_are_refused(builtin_catalogue: Catalogue) -> N
     with pytest.raises(WorkloadError, match="pp 81 is more than the model's 80 layers"):
         _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=81), pp=81, dp=8)
     _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=10), pp=80, dp=1)  # one each
+    # 64 heads do not split over tp 128 (64 / 128 = half a head a GPU): refused, as Megatron-LM
+    # and --compare refuse it; it had been priced, with a warning
+    with pytest.raises(WorkloadError, match="tp 128 does not divide the model's 64 attention"):
+        _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16), tp=128, dp=1)
+    with pytest.raises(WorkloadError) as err:
+        _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=18), tp=6, pp=1)
+    assert err.value.field == "tp"
+    _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16), tp=64, pp=2, dp=1)  # 1 each
     # 64 query heads: 65 key/value heads cannot share them
     with pytest.raises(WorkloadError) as err:
         ModelSpec(**{**LLAMA70.model_dump(), "kv_heads": 65})
@@ -2050,7 +2058,7 @@ def test_a_tp_crossing_the_domain_that_is_priced_faster_is_not_called_slower(
 ) -> None:
     """tp 32 of tiny messages on DGX A100: the crossing all-reduce is priced faster than the
     same within one 32-GPU domain would be; the warning had read '0.80x slower' (a review)."""
-    model = model_from(params="1B", layers=4, hidden=256, heads=8)
+    model = model_from(params="1B", layers=4, hidden=256, heads=32)
     resolved, par = fit_cluster(
         builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=16), tp=32, pp=1, dp=None
     )

@@ -439,6 +439,18 @@ class ModelSpec(CheckedSpec):
                 value=str(pp),
             )
 
+    def check_heads(self, tp: int) -> None:
+        """Refuse a tensor-parallel degree that does not divide the attention heads: Megatron-LM
+        splits the heads over the tp group and refuses such a layout, as ``--compare`` leaves it
+        out; a model without a head count is not checked."""
+        if self.heads is not None and self.heads % tp:
+            raise WorkloadError(
+                f"{{tp}} {tp} does not divide the model's {self.heads} attention heads: "
+                "Megatron-LM splits them over the tp group",
+                field="tp",
+                value=str(tp),
+            )
+
     def check_context(self, prompt_tokens: int, output_tokens: int) -> None:
         """Refuse a request longer than the model serves (prompt and output share the
         context window); a model without a stated context is not checked."""

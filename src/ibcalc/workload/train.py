@@ -723,6 +723,9 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str], share
             field="dp",
         )
     model.check_stages(pp)
+    # refused, not warned of: Megatron-LM refuses it, and --compare leaves such a tp out (a
+    # single run had priced tp 128 on Llama 3 70B's 64 heads, each GPU half a head)
+    model.check_heads(tp)
     sites = cluster.topology.sites
     # dp in words: derived from the GPUs when not given, a flag would name what the caller
     # never gave ('--dp 3' over 2 sites; a review)
