@@ -284,6 +284,17 @@ def test_train_compare_says_when_no_compute_is_given(compute: list[str], noted: 
     assert ("no compute time given" in result.output) is noted
 
 
+def test_train_compare_counts_one_sequence_in_the_singular() -> None:
+    """--global-batch 1 on 2 DGX H100 nodes: only the layouts with dp = 1 run it, each at
+    M = 1 / (dp x 1) = 1; the title had read 'every layout runs 1 sequences per step'."""
+    argv = ["train", "--model", "llama3-8b", "--system", "dgx-h100", "-N", "2", "--compare"]
+    one = runner.invoke(APP, [*argv, "--global-batch", "1"], env={"COLUMNS": "200"})
+    assert one.exit_code == 0, one.stderr
+    assert "every layout runs 1 sequence per step (M = 1 / (dp x 1)" in one.stdout
+    two = runner.invoke(APP, [*argv, "--global-batch", "2"], env={"COLUMNS": "200"})
+    assert "every layout runs 2 sequences per step (M = 2 / (dp x 1)" in two.stdout
+
+
 @pytest.mark.parametrize(
     ("system", "tflops", "said"),
     [

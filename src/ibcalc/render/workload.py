@@ -650,7 +650,8 @@ def render_compare(
             # (a number keeps its unit: 80 GiB had ended one line and begun the next)
             title=UnitTitle(
                 f"layouts of {gpus} GPUs for {first.spec.model.label}, {order} first; every "
-                f"layout runs {batch:,} sequences per step (M = {batch:,} / (dp x "
+                f"layout runs {batch:,} {'sequence' if batch == 1 else 'sequences'} per step "
+                f"(M = {batch:,} / (dp x "
                 f"{first.spec.micro_batch}) micro-batches; {flag} to "
                 f"change){interleaved}; comm: all communication per step, exposed: the part "
                 f"compute does not hide; {memory}"
