@@ -322,3 +322,18 @@ def test_an_all_to_alls_message_term_multiplies_out_as_written(
     assert term.detail.startswith(f"n-1 = {messages} {noun} (one per peer")
     assert f") x 2.4 us x {hopper}/{gpu} (Hopper's clock over the " in term.detail
     assert term.seconds == pytest.approx(messages * 2.4e-6 * hopper / gpu, rel=1e-12)
+
+
+def test_an_all_to_alls_share_of_the_nics_names_each_nics_achievable_rate(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """2 x AWS p5, 64 MiB all-to-all: each GPU's share of the NICs read '32 x efa-v2 / 8 =
+    45 GB/s', which a reader works out at the line rate as 32 x 12.5 / 8 = 50 GB/s. The rate
+    is each NIC's achievable one, 100 Gb/s = 12.5 GB/s x efficiency 0.9 = 11.25 GB/s
+    (data/links.yaml efa-v2), so 32 x 11.25 / 8 = 45 GB/s, and the words now give it."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="aws-p5", nodes=2))
+    est = estimate_on(cluster, Collective.ALL_TO_ALL, 64 * 2**20)
+    transfer = next(t for t in est.best.terms if t.name == "transfer")
+    assert "32 x efa-v2 (11.3 GB/s achievable each) / 8 = 45 GB/s" in transfer.detail
+    # (n-m)/n x S = 8/16 x 64 MiB = 32 MiB leaves each GPU at 45 GB/s, the slower path
+    assert transfer.seconds == pytest.approx(32 * 2**20 / 45e9, rel=1e-9)

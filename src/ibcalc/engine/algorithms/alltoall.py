@@ -58,7 +58,7 @@ from ibcalc.engine.base import (
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
-from ibcalc.units import format_size
+from ibcalc.units import fixed, format_size
 
 __all__ = [
     "alltoall_bytes",
@@ -209,9 +209,12 @@ def _alltoall_parts(
                 f"{up.bw_Bps / up.line_Bps:.3g}{duplex}{streams}): {worked(intra_t)}"
             )
     if topo.domains > 1 and topo.out is not None:
+        # each NIC's achievable rate, as the ring's bottleneck gives it: '32 x efa-v2 / 8 =
+        # 45 GB/s' had read as 32 x 12.5 / 8 = 50, the line rate's sum
         parts.append(
             f"network (n-m)/n x S = {format_size((n - m) / n * size_bytes)} per GPU at its share "
-            f"of the NICs, {topo.out.nics_per_domain} x {topo.out.link_id} / {m} = "
+            f"of the NICs, {topo.out.nics_per_domain} x {topo.out.link_id} "
+            f"({fixed(topo.out.nic_bw_Bps / 1e9, 1)} GB/s achievable each) / {m} = "
             f"{gbps(topo.domain_bw_Bps(traffic) / m)}{network_words(topo, traffic)}: "
             f"{worked(net_t)}"
         )
