@@ -504,3 +504,18 @@ def test_columns_that_are_no_width_are_ignored(
 )
 def test_table_bandwidths_round_half_up(value_GBps: float, shown: str) -> None:
     assert _gbps(value_GBps) == shown
+
+
+def test_the_ranking_is_set_off_from_the_range_above_it() -> None:
+    """--explain printed 'why this algorithm: ...' on the line after the likely range's
+    paragraph, where the derivation and the alternatives each stand after a blank line. 64 MiB
+    broadcast on 2 x DGX H100 (ring/Simple: 8.4 us base + 14 x 3.4 us nvlink hops + 14 us NET
+    hop + 16 x 0.6 us proxy operations = 79.6 us, and 64 MiB at 450 GB/s x 0.824 = 181 us)."""
+    args = ["broadcast", "--size", "64MiB", "--system", "dgx-h100", "--nodes", "2", "--explain"]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("why this algorithm"))
+    assert lines[start - 1] == ""
+    assert lines[start - 2].endswith("(error_band in data/cost_params.yaml)")
+    assert "latency 79.6 us + transfer 181 us" in result.output

@@ -286,6 +286,9 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
             format_time(c.model_time_s),
             "chosen" if c.chosen else "",
         )
+    # a blank line between the range's paragraph and the ranking, as before the derivation (the
+    # ranking's title had run on from the paragraph above it)
+    console.print()
     console.print(_fold(ranking))
     console.print(prose(ex.why_chosen))
 
