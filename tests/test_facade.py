@@ -393,6 +393,37 @@ def test_explain_says_pxn_and_pairwise_tie_where_they_do(builtin_catalogue: Cata
     assert why.startswith("pairwise/LL ranks first by a tuner-style estimate")
 
 
+def test_explain_words_a_forced_all_to_all_as_forced_and_untuned(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """2 x DGX A100, all-to-all of 1 KiB, where pxn and pairwise take one time in each protocol
+    (LL: 6.6 + 2.7 + 15 x 2.4 x 1980/1410 us + the transfer). With --algo pairwise --explain
+    had said 'pairwise/LL ranks first by a tuner-style estimate', no word of the forcing, beside
+    a table with pxn/LL at the same time; with --proto simple it had said 'NCCL's tuner ranks
+    pxn/Simple first', though NCCL does not tune point-to-point work. Each now says what it was
+    ranked among, by the tuner-style estimate, and a forced pxn names no tie with pairwise."""
+    from ibcalc.explain import explain
+
+    two = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=2))
+    pairwise = estimate_on(two, Collective.ALL_TO_ALL, 1024, algorithm="pairwise")
+    assert pairwise.time_s == pytest.approx((6.6 + 2.7 + 15 * 2.4 * 1980 / 1410) * 1e-6, rel=1e-3)
+    assert explain(pairwise).why_chosen.startswith(
+        "pairwise/LL ranks first among pairwise's protocols (--algo forced) by a tuner-style "
+        "estimate (base + per-hop latencies + bytes / bandwidth). NCCL does not tune "
+        "point-to-point work"
+    )
+    simple = explain(estimate_on(two, Collective.ALL_TO_ALL, 1024, protocol="Simple"))
+    assert simple.why_chosen.startswith(
+        "pxn/Simple and pairwise/Simple tie for first among the Simple candidates (--proto "
+        "forced) by a tuner-style estimate"
+    )
+    assert "NCCL's tuner" not in simple.why_chosen
+    pxn = explain(estimate_on(two, Collective.ALL_TO_ALL, 1024, algorithm="pxn")).why_chosen
+    assert pxn.startswith("pxn/LL ranks first among pxn's protocols (--algo forced)")
+    both = estimate_on(two, Collective.ALL_TO_ALL, 1024, algorithm="pxn", protocol="LL")
+    assert explain(both).why_chosen == "pxn/LL was forced (--algo and --proto)"
+
+
 def test_an_all_to_alls_pick_says_faster_only_where_there_is_another_path(
     builtin_catalogue: Catalogue,
 ) -> None:

@@ -86,34 +86,12 @@ def explain(est: Estimate) -> Explanation:
     ]
     fastest = min([best, *est.alternatives], key=lambda c: c.time_s)
     tuned = best.algorithm not in _POINT_TO_POINT
-    if ranked and ranked[0] is best and not tuned:
-        chosen = f"{best.algorithm.value}/{best.protocol.value}"
-        # a tie with pairwise had read 'pxn/LL ranks first', as if it were faster
-        first = (
-            f"{chosen} and pairwise/{best.protocol.value} tie for first by a tuner-style "
-            "estimate (base + per-hop latencies + bytes / bandwidth: both post n-1 messages a "
-            "rank and move the same bytes over the link that binds), and the tie goes to PXN, "
-            "the path NCCL takes where it can"
-            if ties_pairwise(best, est.alternatives)
-            else f"{chosen} ranks first by a tuner-style estimate (base + per-hop latencies + "
-            "bytes / bandwidth)"
-        )
-        why = (
-            f"{first}. NCCL does not tune point-to-point "
-            "work: it picks LL for small messages per channel and Simple above, by a size "
-            "threshold this model does not carry; the ranking stands in for it"
-        )
-    elif ranked and ranked[0] is best:
-        why = (
-            f"NCCL's tuner ranks {best.algorithm.value}/{best.protocol.value} first by its own "
-            "estimate (base + per-hop latencies + bytes / its bandwidth"
-            + (f"; constants: {est.tuner_constants}" if est.tuner_constants else "")
-            + "); this model reports that choice's physical time"
-        )
-    elif (est.forced_algorithm is None) != (est.forced_protocol is None):
-        # one of the two forced: NCCL's tuner chose the other among the candidates left, and
-        # a faster one worth naming is among them too (it had named tree/LL128 under --proto
-        # simple, a candidate the forced protocol rules out)
+    one_forced = (est.forced_algorithm is None) != (est.forced_protocol is None)
+    forced = est.forced_algorithm is not None or est.forced_protocol is not None
+    if one_forced and not (tuned and ranked and ranked[0] is best):
+        # one of the two forced, and the choice is the first of the candidates left: a faster
+        # one worth naming is among them too (it had named tree/LL128 under --proto simple, a
+        # candidate the forced protocol rules out)
         pool = [
             c
             for c in [best, *est.alternatives]
@@ -121,18 +99,49 @@ def explain(est: Estimate) -> Explanation:
             and c.algorithm is (est.forced_algorithm or c.algorithm)
         ]
         fastest = min(pool, key=lambda c: c.time_s)
-        among = (
-            f"the {est.forced_protocol.value} candidates (--proto forced)"
-            if est.forced_protocol is not None
-            else f"{best.algorithm.value}'s protocols (--algo forced)"
+    among = (
+        f" among the {est.forced_protocol.value} candidates (--proto forced)"
+        if one_forced and est.forced_protocol is not None
+        else f" among {best.algorithm.value}'s protocols (--algo forced)"
+        if one_forced
+        else ""
+    )
+    if not tuned and (one_forced or (ranked and ranked[0] is best and not forced)):
+        # point-to-point work, which NCCL's tuner does not rank: a forced --algo pairwise had
+        # read 'ranks first' with no word of the forcing, and --proto simple had credited
+        # 'NCCL's tuner' with the pick
+        chosen = f"{best.algorithm.value}/{best.protocol.value}"
+        # a tie with pairwise had read 'pxn/LL ranks first', as if it were faster
+        first = (
+            f"{chosen} and pairwise/{best.protocol.value} tie for first{among} by a "
+            "tuner-style estimate (base + per-hop latencies + bytes / bandwidth: both post n-1 "
+            "messages a rank and move the same bytes over the link that binds), and the tie "
+            "goes to PXN, the path NCCL takes where it can"
+            # (not under --algo, which leaves pairwise out of the running)
+            if est.forced_algorithm is None and ties_pairwise(best, est.alternatives)
+            else f"{chosen} ranks first{among} by a tuner-style estimate (base + per-hop "
+            "latencies + bytes / bandwidth)"
         )
         why = (
-            f"NCCL's tuner ranks {best.algorithm.value}/{best.protocol.value} first among "
-            f"{among} by its own estimate; this model reports that choice's physical time"
+            f"{first}. NCCL does not tune point-to-point "
+            "work: it picks LL for small messages per channel and Simple above, by a size "
+            "threshold this model does not carry; the ranking stands in for it"
+        )
+    elif tuned and ranked and ranked[0] is best:
+        why = (
+            f"NCCL's tuner ranks {best.algorithm.value}/{best.protocol.value} first by its own "
+            "estimate (base + per-hop latencies + bytes / its bandwidth"
+            + (f"; constants: {est.tuner_constants}" if est.tuner_constants else "")
+            + "); this model reports that choice's physical time"
+        )
+    elif one_forced:
+        why = (
+            f"NCCL's tuner ranks {best.algorithm.value}/{best.protocol.value} first{among} by "
+            "its own estimate; this model reports that choice's physical time"
         )
     else:
-        forced = "--algo and --proto" if est.forced_algorithm is not None else "--algo / --proto"
-        why = f"{best.algorithm.value}/{best.protocol.value} was forced ({forced})"
+        kind = "--algo and --proto" if est.forced_algorithm is not None else "--algo / --proto"
+        why = f"{best.algorithm.value}/{best.protocol.value} was forced ({kind})"
     if fastest is not best and fastest.time_s < best.time_s:
         # the decimals that keep it from reading as a tie (0.996 had read '1.00x', a review)
         shown = format_near_one(fastest.time_s / best.time_s)
