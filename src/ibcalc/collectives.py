@@ -67,8 +67,10 @@ _DESCRIPTIONS: dict[Collective, str] = {
     Collective.ALL_GATHER: (
         "an all-gather; {size_bytes} is the total gathered buffer (nccl-tests convention)"
     ),
-    Collective.BROADCAST: "a broadcast",
-    Collective.REDUCE: "a reduce",
+    # the size convention each rank's buffer, as every other command's help gives its own: algbw
+    # is --size over the time, and the help had not said which size
+    Collective.BROADCAST: "a broadcast; {size_bytes} is each rank's buffer (nccl-tests convention)",
+    Collective.REDUCE: "a reduce; {size_bytes} is each rank's buffer (nccl-tests convention)",
     Collective.ALL_TO_ALL: "an all-to-all; {size_bytes} is each rank's send buffer",
     Collective.SEND_RECV: "nccl-tests sendrecv (ring shift of S per rank)",
 }

@@ -188,3 +188,19 @@ def test_a_link_of_the_wrong_kind_is_refused_in_the_same_words_everywhere(tmp_pa
     )
     result = runner.invoke(app, ["check", str(design)])
     assert f"fabric.link: wan-10g is a wan link; {inter_hint} (a WAN joins" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["broadcast", "reduce"])
+def test_a_rooted_collectives_help_gives_its_size_convention(command: str) -> None:
+    """algbw is --size over the time, and the help of all-gather, reduce-scatter, all-to-all and
+    sendrecv each says which size it is; broadcast's and reduce's said only 'Estimate a
+    broadcast'. Each rank's buffer, as nccl-tests' broadcast_perf and reduce_perf print it:
+    64 MiB on 2 x DGX H100 is algbw 67108864 B over the time, busbw the same (factor 1)."""
+    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "--size is each rank's buffer (nccl-tests convention)" in result.output
+    est = json.loads(
+        runner.invoke(app, [command, "-s", "64MiB", *CLUSTER, "--format", "json"]).output
+    )
+    assert est["algbw_GBps"] == pytest.approx(67108864 / est["time_s"] / 1e9, rel=1e-12)
+    assert est["busbw_GBps"] == pytest.approx(est["algbw_GBps"], rel=1e-12)
