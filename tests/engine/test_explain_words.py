@@ -337,3 +337,25 @@ def test_an_all_to_alls_share_of_the_nics_names_each_nics_achievable_rate(
     assert "32 x efa-v2 (11.3 GB/s achievable each) / 8 = 45 GB/s" in transfer.detail
     # (n-m)/n x S = 8/16 x 64 MiB = 32 MiB leaves each GPU at 45 GB/s, the slower path
     assert transfer.seconds == pytest.approx(32 * 2**20 / 45e9, rel=1e-9)
+
+
+def test_a_rings_formula_names_every_term_its_sum_holds(builtin_catalogue: Catalogue) -> None:
+    """2 x DGX H100, 64 MiB broadcast on the ring: the terms are 8.4 us base + 14 x 3.4 us
+    nvlink hops + 1 x 14 us NET hop + 16 channels x 0.6 us proxy operations (calibrated
+    .proxy_op_latency) + the transfer, but the formula read 'S/B_ring + base + (n-N) x intra
+    + (N-1) x net', no word of the 9.6 us of proxy operations; a Simple ring all-reduce's left
+    out its plateau too. One node starts no network operation and keeps the shorter formula."""
+    two = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    cost = estimate_on(two, Collective.BROADCAST, 64 * 2**20, algorithm="ring").best
+    proxy = next(t for t in cost.terms if t.name == "proxy operations")
+    assert proxy.seconds == pytest.approx(16 * 0.6e-6, rel=1e-9)
+    assert cost.formula == ("S/B_ring + base + (n-N) x intra + (N-1) x net + channels x proxy_op")
+    latency = sum(t.seconds for t in cost.terms if t.name != "transfer")
+    assert latency == pytest.approx((8.4 + 14 * 3.4 + 14 + 16 * 0.6) * 1e-6, rel=1e-9)
+    reduce = estimate_on(
+        two, Collective.ALL_REDUCE, 64 * 2**20, algorithm="ring", protocol="Simple"
+    ).best
+    assert reduce.formula.endswith("s_net x net + ring plateau + channels x proxy_op")
+    one = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
+    alone = estimate_on(one, Collective.BROADCAST, 64 * 2**20).best
+    assert alone.formula == "S/B_ring + base + (n-N) x intra + (N-1) x net"
