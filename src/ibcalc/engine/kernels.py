@@ -83,7 +83,7 @@ from ibcalc.engine.base import (
     tree_post_overhead,
     wan_hop_latency,
 )
-from ibcalc.engine.measure import chain_overlaps
+from ibcalc.engine.measure import chain_overlaps, stage_flight
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
     active_channels,
@@ -678,6 +678,8 @@ def _ring_chain_kernel(
     unit = channel_unit_bytes(topo, protocol, params, ring=True)
     op_s = proxy_op_per_channel_s(topo, params)
     overlaps = chain_overlaps(protocol)
+    flight = stage_flight(params)
+    wan_stage = wan * flight
 
     def kernel(size_bytes: float) -> tuple[float, float]:
         if net_varies:
@@ -697,10 +699,10 @@ def _ring_chain_kernel(
         elif transfer < 0.0:
             transfer = 0.0
         stage = first
-        if net > stage:
-            stage = net
-        if wan > stage:
-            stage = wan
+        if net * flight > stage:
+            stage = net * flight
+        if wan_stage > stage:
+            stage = wan_stage
         total = latency + transfer
         if total - total != 0.0:  # a non-finite term: the cost function raises
             return fallback(size_bytes)

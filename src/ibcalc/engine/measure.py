@@ -8,8 +8,11 @@ them). Two consequences shape the small-message times it prints:
   next, so the root starts operation i+1 while operation i still travels down the chain. In
   steady state a new operation completes every *period* (one stage: a hop and its data), not
   every full chain latency: ``t = (T + (k - 1) P) / k`` for k iterations, one operation taking
-  T. The published broadcasts show it in LL only: 4 x 8 A100 at 1 KiB takes 8.1 us against a
-  39.3 us chain, while in LL128 and Simple they take one operation's time (1 x 8 A100, Simple,
+  T. A network stage holds ``2 / NCCL_STEPS`` of its hop latency in the period, its buffer
+  slots in flight (:func:`stage_flight`): 1 x 8 and 4 x 8 A100 both print 7.3-7.6 us a
+  broadcast of 8-512 B, the same period with and without the network. The published
+  broadcasts show the overlap in LL only: 4 x 8 A100 at 1 KiB takes 8.1 us against a 39.3 us
+  chain, while in LL128 and Simple they take one operation's time (1 x 8 A100, Simple,
   1-8 MiB: 55-80 us against 46-77 us for T and 17.5-48.1 us for the period), so LL128 and Simple
   chains, and collectives in which every rank waits for every other (all-reduce, all-gather,
   ...), have P = T.
@@ -31,13 +34,23 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Cost, Protocol
 from ibcalc.units import format_time
 
-__all__ = ["chain_overlaps", "host_period_s", "measured", "measured_s"]
+__all__ = ["chain_overlaps", "host_period_s", "measured", "measured_s", "stage_flight"]
 
 
 def chain_overlaps(protocol: Protocol) -> bool:
     """Whether back-to-back operations of a one-way chain (ring broadcast, reduce) overlap: in LL
     only, as the published broadcasts show (module docstring)."""
     return protocol is Protocol.LL
+
+
+def stage_flight(params: CostParams) -> float:
+    """How much of a network or WAN hop's latency a chain's period holds: ``2 / NCCL_STEPS``.
+    Across a network the sender's proxy keeps up to ``pipeline.steps`` buffer slots of a
+    connection in flight, each free again a round trip (two one-way hops) later, so the stage
+    passes one operation every ``2 x hop / steps`` at most, not one per hop latency. A hop
+    inside a node is the GPU's own work (it writes, fences and flags every step: its time goes
+    with the clock, docs/model.md#gpu-clock) and stays whole in the period."""
+    return 2.0 / params.pipeline.steps
 
 
 def host_period_s(topo: Topology, params: CostParams) -> float:

@@ -53,7 +53,7 @@ from ibcalc.engine.base import (
     wan_rate_clause,
     worked,
 )
-from ibcalc.engine.measure import chain_overlaps
+from ibcalc.engine.measure import chain_overlaps, stage_flight
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
     active_channels,
@@ -189,7 +189,11 @@ def ring_timing(
         # back-to-back operations complete once per slowest stage; in LL128 and Simple the
         # published broadcasts run at one operation's time (engine/measure.py)
         if chain_overlaps(protocol):
-            period = base + max(intra if topo.m > 1 else 0.0, net, wan) + transfer
+            # a network or WAN stage passes an operation per round trip over its buffer slots
+            # in flight (stage_flight); a hop inside a node is the GPU's own work
+            flight = stage_flight(params)
+            period = base + max(intra if topo.m > 1 else 0.0, net * flight, wan * flight)
+            period += transfer
     else:
         nsteps = 2 * (n - 1) if all_reduce else n - 1
         s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
