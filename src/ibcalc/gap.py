@@ -745,7 +745,9 @@ def gap(
 
     # The engine's own tier 0 for this node: mesh links count only the links in use.
     node = resolve_cluster(
-        catalogue, ClusterSpec(nodes=1, gpus_per_node=gpus_per_node, intra=up.id, system=system)
+        catalogue,
+        ClusterSpec(nodes=1, gpus_per_node=gpus_per_node, intra=up.id, system=system),
+        nodes_field=None,  # one node: no nodes to add
     )
     tier = node.topology.up
     assert tier is not None  # gpus_per_node >= 2 always builds a scale-up tier

@@ -175,6 +175,14 @@ $ train --model mixtral-8x7b --system dgx-h100 --tp 8 -N 4 --sites 2 --dp 4 --ep
 error: --ep '4' must divide the data-parallel ranks each site holds, dp / sites = 4 / 2 = \
 2: expert groups stay inside a site, and only data-parallel groups cross the WAN \
 (see 'ibcalc train --help')
+$ gap --intra xgmi-mi300x --inter roce-400g -g 16
+error: --gpus-per-node '16': xgmi-mi300x is a switchless mesh that joins at most 8 GPUs, \
+each to each; more GPUs per node are no one scale-up domain (give 8 or fewer; see 'ibcalc \
+gap --help')
+$ gap --system mi300x-8 -g 16
+error: --gpus-per-node '16': xgmi-mi300x is a switchless mesh that joins at most 8 GPUs, \
+each to each; more GPUs per node are no one scale-up domain (give 8 or fewer; see 'ibcalc \
+gap --help')
 $ gap --system gb200-nvl72 --tp 6
 error: --tp '6' does not fill whole nodes of 4 GPUs of the scale-up domain: give a multiple \
 of 4, or at most 4 (see 'ibcalc gap --help')

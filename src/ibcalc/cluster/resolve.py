@@ -566,16 +566,24 @@ def expect_catalogue_and_spec(catalogue: object, spec: object) -> None:
 
 
 def resolve_cluster(
-    catalogue: Catalogue, spec: ClusterSpec, *, collectives: bool = True
+    catalogue: Catalogue,
+    spec: ClusterSpec,
+    *,
+    collectives: bool = True,
+    nodes_field: str | None = "nodes",
 ) -> ResolvedCluster:
     """Fill the gaps of ``spec`` and build its tiers; record each assumption made.
 
     ``collectives=False`` resolves a cluster on which no collective will run (a checkpoint, a
     one-GPU serving instance): one GPU is a cluster then, and nodes without a scale-out NIC
     are not refused but counted, their topology one node's (no network joins them).
+    ``nodes_field``: the field a refusal tells the caller to raise for more nodes, or None
+    for a caller that describes one node (``gap``, which has no ``--nodes``).
     """
     expect_catalogue_and_spec(catalogue, spec)
     collectives = expect_bool(collectives, "collectives")
+    if nodes_field is not None:
+        expect_type(nodes_field, str, "nodes_field")
     notes: list[str] = []
     fabric: list[str] = []  # the notes only collectives read (ResolvedCluster.fabric_notes)
     alltoall: list[str] = []  # the notes only all-to-all reads (ResolvedCluster.alltoall_notes)
@@ -621,11 +629,13 @@ def resolve_cluster(
             notes.append(scope)
             fabric.append(notes[-1])
     if intra is not None and intra.mesh_gpus is not None and gpus_per_node > intra.mesh_gpus:
-        # --system mi300x-8 -g 16 had been priced as one 16-GPU xGMI domain (7 links join 8)
+        # --system mi300x-8 -g 16 had been priced as one 16-GPU xGMI domain (7 links join 8);
+        # gap, one node, had been told to give "more --nodes", an option it has not (review)
+        more = f", and more {{{nodes_field}}}" if nodes_field is not None else ""
         raise ClusterError(
             f"{{gpus_per_node}} {gpus_per_node}: {intra.id} is a switchless mesh that joins at "
             f"most {intra.mesh_gpus} GPUs, each to each; more GPUs per node are no one scale-up "
-            f"domain (give {intra.mesh_gpus} or fewer, and more {{nodes}})",
+            f"domain (give {intra.mesh_gpus} or fewer{more})",
             field="gpus_per_node",
             value=str(gpus_per_node),
         )
