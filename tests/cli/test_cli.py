@@ -1063,7 +1063,7 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
         (
             ["allreduce", "--size", "1GB", "--inter", "hgx-h100"],
             "error: --inter 'hgx-h100' is not a known link: dgx-h100 is a system preset, not a "
-            "link (see 'ibcalc allreduce --help')",
+            "link (give --system dgx-h100; see 'ibcalc allreduce --help')",
         ),
         # the storage catalogue too, both ways (storage show ndr had listed the storage)
         (

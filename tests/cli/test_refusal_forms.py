@@ -234,7 +234,8 @@ def test_an_unknown_name_names_the_option_typed(args: list[str], line: str) -> N
 #: argument, named as the command's help names it: they had said "unknown link 'ndrr' (...)",
 #: naming neither. The kind-mismatch refusal keeps its words, quoting the one name of a comma
 #: list it refuses (the whole list, 'ndr,nvlink4', had been called a scale-up link); a name typed
-#: to two options, or read from a file, keeps the library's.
+#: to two options, or read from a file, keeps the library's. A preset typed for a link is sent
+#: to --system where the command has one (gap had said what dgx-h100 is, not where it goes).
 LINKS_AND_SYSTEMS = """\
 $ allreduce --size 1GB --fabric ndrr
 error: --fabric 'ndrr' is not a known link (did you mean ndr, ndr200, xdr? \
@@ -259,7 +260,16 @@ error: --storage-link 'ndrr' is not a known link (did you mean ndr, ndr200, xdr?
 see 'ibcalc checkpoint --help')
 $ allreduce --size 1GB --fabric dgx-h100
 error: --fabric 'dgx-h100' is not a known link: dgx-h100 is a system preset, not a link \
-(see 'ibcalc allreduce --help')
+(give --system dgx-h100; see 'ibcalc allreduce --help')
+$ gap --intra dgx-h100
+error: --intra 'dgx-h100' is not a known link: dgx-h100 is a system preset, not a link \
+(give --system dgx-h100; see 'ibcalc gap --help')
+$ gap --intra nvlink4 --inter DGX-H100
+error: --inter 'DGX-H100' is not a known link: dgx-h100 is a system preset, not a link \
+(give --system dgx-h100; see 'ibcalc gap --help')
+$ links show dgx-h100
+error: name 'dgx-h100' is not a known link: dgx-h100 is a system preset, not a link \
+(see 'ibcalc links show --help')
 $ links show ndrr
 error: name 'ndrr' is not a known link (did you mean ndr, ndr200, xdr? \
 see 'ibcalc links show --help')

@@ -302,6 +302,10 @@ _UNKNOWN = lazy_pattern(
 )
 
 
+#: The rest of the library's refusal of a system preset's name given where a link belongs.
+_PRESET_NOT_LINK = lazy_pattern(r": (?P<id>\S+) is a system preset, not a link")
+
+
 #: The names whose refusal begins with the option (or argument) typed.
 _NAMED_UNKNOWNS = frozenset({"collective", "dtype", "kind", "link", "model", "storage", "system"})
 
@@ -332,10 +336,12 @@ def _named_unknown(line: str) -> str:
         ]
     if len(said) != 1:
         return line
-    return with_aside(
-        f"{said[0]} {name} is not a known {match['what']}{match['rest']}",
-        f" (see '{command.path} --help')",
-    )
+    refusal = f"{said[0]} {name} is not a known {match['what']}{match['rest']}"
+    preset = _PRESET_NOT_LINK().fullmatch(match["rest"]) if match["what"] == "link" else None
+    if preset is not None and "--system" in command.options and "--system" not in command.values:
+        # 'gap --intra dgx-h100' had been told what dgx-h100 is, not where it goes (a review)
+        refusal = with_aside(refusal, f" (give --system {preset['id']})")
+    return with_aside(refusal, f" (see '{command.path} --help')")
 
 
 def with_help_hint(line: str, path: str, options: Collection[str]) -> str:
