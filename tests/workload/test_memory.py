@@ -661,9 +661,28 @@ def test_near_the_limit_the_share_has_a_decimal(builtin_catalogue: Catalogue) ->
     assert f" {need / GiB:.4g} GiB per GPU" in warning
 
 
+def test_a_byte_short_reads_over_and_the_exact_need_fits(builtin_catalogue: Catalogue) -> None:
+    # Llama 3 8B, ZeRO-3 on one DGX H100: 58,844,132,352 B per GPU (weights 2e9 + gradients 4e9
+    # + optimizer 12e9 + activations 36,507,222,016 + output layer 4,336,910,336). A GPU 1 B
+    # short had read "out of memory (100.0%)": 1 / 58,844,132,351 is 1.7e-9 %, up 2e-9 %
+    spec: dict[str, Any] = {"model": LLAMA8, "parallel": Parallelism(dp=8), "zero": 3}
+    need = _step(builtin_catalogue, "dgx-h100", 1, **spec).memory.total_bytes
+    assert need == 58_844_132_352
+    short = _step(builtin_catalogue, "dgx-h100", 1, gpu_memory_bytes=need - 1, **spec)
+    exact = _step(builtin_catalogue, "dgx-h100", 1, gpu_memory_bytes=need, **spec)
+    assert short.memory.fits is False
+    assert exact.memory.fits is True
+    assert any(w.startswith("out of memory (100.000000002%): ") for w in short.warnings)
+    assert any(w.startswith("memory is tight (100.0%): ") for w in exact.warnings)
+
+
 @pytest.mark.parametrize(
     ("fraction", "shown"),
     [
+        # over by less than the one-decimal figure's float guard: the decimals it takes
+        (1 + 1 / 58_844_132_351, "100.000000002%"),
+        (1 + 9.6e-11, "100.00000001%"),  # 9.6e-9 % up is 1e-8 %, one figure
+        (1 + 2**-52, "100.00000000000003%"),  # the least float past 1
         (0.9996, "99.9%"),  # fits: never "100.0%", which reads as over
         (1.0, "100.0%"),  # exactly full fits
         (1.0004, "100.1%"),  # over by a hair: never "100.0%"

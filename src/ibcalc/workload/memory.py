@@ -538,13 +538,23 @@ def percent(fraction: float) -> str:
     read "0%"), whole percent past 100.5 %, and one decimal between (where 99.6 % fits and
     100.4 % does not), rounded away from 100 % there, so that a share that fits never reads
     100.0 % over and one that does not never reads 100.0 % (99.96 % is 99.9 %, 100.04 % 100.1 %;
-    exactly 1 fits, 100.0 %)."""
+    exactly 1 fits, 100.0 %). A share over by less than the float guard below gets the
+    decimals it takes to read over: 1 B past 54.8 GiB is 100.000000002 %."""
     if fraction < 0.995:
         return format_share(fraction)
     if fraction >= 1.005:
         return f"{fraction:,.0%}"  # 20,954,808%: a share far past the GPU has separators
     tenths = round(fraction * 1000, 6)  # 0.997 x 1000 is 996.9999...: float noise, not a tenth
     shown = math.floor(tenths) if fraction <= 1 else math.ceil(tenths)
+    if fraction > 1 and shown <= 1000:
+        # over by a byte had read "out of memory (100.0%)" (a review): its first figure,
+        # rounded up, written out so that no float sum loses it
+        excess = (fraction - 1) * 100  # percentage points
+        decimals = -math.floor(math.log10(excess))
+        units = math.ceil(excess * 10**decimals)  # 1 to 10
+        if units == 10:  # 9.6e-9 up is 1e-8: 100.00000001 %, not 100.000000010 %
+            decimals, units = decimals - 1, 1
+        return f"100.{units:0{decimals}d}%"
     return f"{shown / 10:.1f}%"
 
 
