@@ -1457,6 +1457,24 @@ def test_a_generation_nccls_ll_table_does_not_list_gets_hoppers_row(system: str,
     est = estimate_on(cluster, Collective.ALL_REDUCE, 256 * 2**10, algorithm="ring", protocol="LL")
     # 2(n-1)/n x S per rank at the cap's share of 8 of the 24 channels (one per 32 KiB)
     assert est.best.transfer_s == pytest.approx(2 * 7 / 8 * 256 * 2**10 / (141 * GB * 8 / 24))
+    # on several nodes too the row is said to be Hopper's by NCCL's rule: "hopper on 3 or more
+    # nodes" had called the AMD GPU a Hopper (20.4 GB/s on 3 or more, 39.0 on 2; Intel hosts)
+    for nodes, where, cap in ((2, "2 nodes", 39.0), (8, "3 or more nodes", 20.4)):
+        several = resolve_cluster(CAT, ClusterSpec(system=system, nodes=nodes)).topology
+        assert ll_cap_Bps(several, params) == pytest.approx(cap * GB)
+        assert ll_cap_words(several, params) == (
+            f"hopper's row, which NCCL gives {arch}, a generation its table does not list, on "
+            f"{where}; nccl_tuner.ll_max_busbw"
+        )
+
+
+def test_a_generation_nccls_ll_table_lists_is_named_by_its_row() -> None:
+    from ibcalc.catalogue.cost_params import builtin_cost_params
+    from ibcalc.engine.base import ll_cap_words
+
+    topo = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4)).topology
+    words = ll_cap_words(topo, builtin_cost_params())
+    assert words == "hopper on 3 or more nodes; nccl_tuner.ll_max_busbw"
 
 
 def test_a_partial_meshs_send_recv_runs_at_one_link() -> None:

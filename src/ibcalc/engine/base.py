@@ -1005,12 +1005,14 @@ def ll_cap_words(topo: Topology, params: CostParams) -> str:
     node = topo.node
     where = (f"one {node}", f"2 {node}s", f"3 or more {node}s")[nodes]
     # AMD's CDNA (RCCL: HIP reports gfx9xx as compute capability 9.x, Hopper's range of
-    # NCCL's table), Gaudi, TPU ...: the row NCCL's rule gives a generation it does not list;
-    # on several nodes every generation has the same row, so it goes unsaid there
-    if arch != topo.arch and nodes == 0:
-        row = f"{arch}'s row, which NCCL gives {topo.arch}, a generation its table does not list"
-        return f"{row}, on one {node}; nccl_tuner.ll_max_busbw"
-    return f"{arch} on {where}{', AMD host row' if amd else ''}; nccl_tuner.ll_max_busbw"
+    # NCCL's table), Gaudi, TPU ...: the row NCCL's rule gives a generation it does not list,
+    # said on several nodes too, where "hopper on 3 or more nodes" had called an MI300X a Hopper
+    row = (
+        f"{arch}'s row, which NCCL gives {topo.arch}, a generation its table does not list,"
+        if arch != topo.arch
+        else arch
+    )
+    return f"{row} on {where}{', AMD host row' if amd else ''}; nccl_tuner.ll_max_busbw"
 
 
 def ring_protocol_words(
