@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective
+from ibcalc.errors import IbcalcError
 from ibcalc.facade import CollectivePlan, estimate_on
 
 
@@ -359,3 +362,71 @@ def test_a_rings_formula_names_every_term_its_sum_holds(builtin_catalogue: Catal
     one = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
     alone = estimate_on(one, Collective.BROADCAST, 64 * 2**20).best
     assert alone.formula == "S/B_ring + base + (n-N) x intra + (N-1) x net"
+
+
+#: The symbol each term of a ring, tree or NVLS-tree stands under in the estimate's formula,
+#: by the start of the term's name ("steps inside nodes", "chain inside the domain" ...).
+_FORMULA_SYMBOLS = (
+    ("base latency", "base"),
+    ("steps inside ", "intra"),
+    ("hops inside ", "intra"),
+    ("chain inside the ", "intra"),
+    ("network steps", "net"),
+    ("network hops", "net"),
+    ("tree levels across sites", "wan"),
+    ("tree levels across ", "net"),
+    ("WAN steps", "wan"),
+    ("WAN hops", "wan"),
+    ("NVLS latency", "NVLS"),
+    ("ring plateau", "ring plateau"),
+    ("proxy posts across ", "post"),
+    ("proxy operations", "proxy_op"),
+    ("pipeline fill", "fill"),
+    ("transfer", "S"),
+)
+
+_FORMULA_GRID = (
+    ClusterSpec(system="dgx-h100", nodes=1),
+    ClusterSpec(system="dgx-h100", nodes=2),
+    ClusterSpec(system="dgx-h100", nodes=16),
+    ClusterSpec(system="dgx-a100", nodes=8),
+    ClusterSpec(system="mi300x-8", nodes=4),
+    ClusterSpec(system="gb200-nvl72", nodes=36),
+    ClusterSpec(system="dgx-h100", nodes=8, sites=2, wan="wan-100g"),
+)
+
+
+@pytest.mark.parametrize(
+    "spec", _FORMULA_GRID, ids=lambda s: f"{s.system}-{s.nodes}-nodes-{s.sites}-sites"
+)
+def test_a_formula_names_every_term_its_sum_holds(
+    builtin_catalogue: Catalogue, spec: ClusterSpec
+) -> None:
+    """Each term of a ring, tree or NVLS-tree all-reduce stands in its formula: the tree's had
+    left out its proxy posts and operations and its WAN levels (2 x DGX H100, 1 KiB, LL: 2 x 1
+    us of posts and 16 x 0.6 us of operations in the time, not in 'max(...) / (0.92 f_p) +
+    fill + base + 2((m-1) intra + log2(N) net)'), the NVLS-tree's its posts, WAN levels and
+    WAN transfer."""
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    checked = 0
+    for algorithm in ("ring", "tree", "nvlstree"):
+        for protocol in ("LL", "LL128", "Simple"):
+            for size in (2**10, 2**20, 2**26, 2**32):
+                try:
+                    cost = estimate_on(
+                        cluster,
+                        Collective.ALL_REDUCE,
+                        size,
+                        algorithm=algorithm,
+                        protocol=protocol,
+                    ).best
+                except IbcalcError:
+                    continue  # not on this cluster (NVLS-tree on one node or an AMD GPU ...)
+                for term in cost.terms:
+                    symbol = next(s for start, s in _FORMULA_SYMBOLS if term.name.startswith(start))
+                    assert re.search(rf"(?<![\w']){re.escape(symbol)}(?!\w)", cost.formula), (
+                        f"{algorithm}/{protocol} at {size} B: {term.name!r} ({symbol}) is not in "
+                        f"{cost.formula!r}"
+                    )
+                checked += 1
+    assert checked >= 12  # ring and tree at least, on every protocol and size

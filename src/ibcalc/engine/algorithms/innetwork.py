@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from ibcalc.engine.algorithms.tree import tree_network_multiplier
+from ibcalc.engine.algorithms.tree import tree_levels_formula, tree_network_multiplier
 from ibcalc.engine.base import (
     Timing,
     Topology,
@@ -275,7 +275,17 @@ def nvls_tree_timing(
             latency_s=latency,
             transfer_s=transfer,
             bottleneck=where,
-            formula="max(S(m+1)/(m B_nvls), c S/(nics B_nic)) + NVLS + 2 log2(N) net",
+            # every term the sum holds: the WAN, the proxy's posts (and a base latency a
+            # cost-parameter file gives) had been left out
+            formula=(
+                "max(S(m+1)/(m B_nvls), c S/(nics B_nic)"
+                + (", c' S/B_wan" if topo.sites > 1 else "")
+                + ") + "
+                + ("base + " if base else "")
+                + "NVLS + "
+                + (f"2({tree_levels_formula(wan_depth)})" if wan_depth else "2 log2(N) net")
+                + (" + 2 post" if posts else "")
+            ),
             equivalent=True,
             terms=terms,
             latency_words=latency_words(topo, protocol, size_bytes, params),

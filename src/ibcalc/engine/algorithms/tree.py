@@ -78,7 +78,13 @@ from ibcalc.engine.types import (
 )
 from ibcalc.units import format_bandwidth, format_size
 
-__all__ = ["tree_network_multiplier", "tree_stages", "tree_tier_rate", "tree_timing"]
+__all__ = [
+    "tree_levels_formula",
+    "tree_network_multiplier",
+    "tree_stages",
+    "tree_tier_rate",
+    "tree_timing",
+]
 
 #: the tiers of :func:`tree_stages`' levels, in order
 _STAGE_TIERS: tuple[StageTier, StageTier, StageTier] = ("up", "net", "wan")
@@ -150,6 +156,14 @@ def tree_stages(
         for count, bw, tier in zip(levels, tiers, _STAGE_TIERS, strict=True)
         if count > 0
     )
+
+
+def tree_levels_formula(wan_depth: int) -> str:
+    """A tree's levels across nodes, and sites, in its formula: ``log2(N) net``, or with
+    ``wan_depth`` WAN levels ``(log2(N) - log2(s)) net + log2(s) wan``."""
+    if not wan_depth:
+        return "log2(N) net"
+    return "(log2(N) - log2(s)) net + log2(s) wan"
 
 
 def tree_timing(
@@ -283,9 +297,13 @@ def tree_timing(
                 and ll_cap_Bps(topo, params) / 2.0
                 < tier_bw * nccl.tree_factor / nccl.tree_ll_divisor,
             ),
+            # every term the sum holds: the WAN levels, the proxy's posts and operations had
+            # been left out (2 x DGX H100: 2 x 1 us of posts and 16 x 0.6 us of operations)
             formula=(
                 f"max(2S/B_up, c x S/(nics x B_nic), c' x S/B_wan) / ({nccl.tree_factor:g} f_p) "
-                "+ fill + base + 2((m-1) intra + log2(N) net)"
+                f"+ fill + base + 2((m-1) intra + {tree_levels_formula(wan_depth)})"
+                + (" + 2 post" if posts else "")
+                + (" + channels x proxy_op" if ops else "")
             ),
             # two ranks in all: busbw's factor is 1 and the tree sends S, as a ring does: a
             # wire rate, not an equivalent
