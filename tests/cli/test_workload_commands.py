@@ -892,7 +892,7 @@ def test_compare_shows_cp_when_the_layouts_have_it() -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     header = next(line.split() for line in lines if line.strip().startswith("#"))
-    assert header[:6] == ["#", "tp", "cp", "pp", "dp", "ep"]
+    assert header[:6] == ["#", "tp", "cp", "pp", "dp", "M"]  # no ep: a dense model
     rows = [line.split() for line in lines if line.strip()[:1].isdigit()]
     assert rows
     for row in rows:
@@ -1370,10 +1370,10 @@ def test_a_narrow_checkpoint_leaves_out_the_rate_before_the_limit_wraps_word_by_
 
 
 def test_a_layout_search_too_wide_when_closed_up_leaves_out_the_micro_batches() -> None:
-    """16,384 GPUs with cp 2: the search's table with every column, one space apart, needs 62
-    columns (3-digit tp and dp, 4-digit M); a 60-column page leaves out M, which the title works
-    out from dp, and says so."""
-    argv = ["train", "--model", "llama3-405b", "--system", "dgx-h100", "-N", "2048"]
+    """DeepSeek-V3 on 16,384 GPUs with cp 2: the search's table with every column, one space
+    apart, needs 63 columns (ep among them; a dense model's search, which has no ep column,
+    fits); a 60-column page leaves out M, which the title works out from dp, and says so."""
+    argv = ["train", "--model", "deepseek-v3", "--system", "dgx-h100", "-N", "2048"]
     argv += ["--compare", "--cp", "2", "--global-batch", "16384", "--tflops", "400"]
     result = runner.invoke(APP, argv, env={"COLUMNS": "60"})
     assert result.exit_code == 0, result.output
@@ -1388,6 +1388,7 @@ def test_a_layout_search_too_wide_when_closed_up_leaves_out_the_micro_batches() 
         " ".join(result.stdout.split()),
     )
     assert said is not None, result.stdout
+    assert said[1] == "63"
     wide = runner.invoke(APP, argv, env={"COLUMNS": said[1]}).stdout
     assert "left out" not in wide
     assert "M" in next(line.split() for line in wide.splitlines() if line.split()[:1] == ["#"])
@@ -1845,15 +1846,37 @@ def test_compare_memory_column_keeps_three_figures() -> None:
     assert by_layout[2, 4, 2] == pytest.approx(39.97, abs=0.005)
     result = runner.invoke(APP, args, env={"COLUMNS": "120"})
     assert result.exit_code == 0, result.output
-    # rows: #, tp, pp, dp, ep, M, exposed, comm, step, mem GiB
+    # rows: #, tp, pp, dp, M, exposed, comm, step, mem GiB (no ep: a dense model); each time
+    # is two words
     mem = {}
     for line in result.stdout.splitlines():
         cells = line.split()
-        if len(cells) >= 13 and cells[0].isdigit():
-            mem[int(cells[1]), int(cells[2]), int(cells[3])] = cells[12]
+        if len(cells) >= 12 and cells[0].isdigit() and cells[1].isdigit():
+            mem[int(cells[1]), int(cells[2]), int(cells[3])] = cells[11]
     assert mem[4, 4, 1] == "24.0"
     assert mem[2, 4, 2] == "40.0"
     assert mem[8, 2, 1] == "19.6"
+
+
+def _header(stdout: str) -> list[str]:
+    """The column names of a layout search's table."""
+    return next(line.split() for line in stdout.splitlines() if line.split()[:2] == ["#", "tp"])
+
+
+def test_compare_leaves_out_the_ep_column_where_every_layout_has_ep_1() -> None:
+    """A dense model's search had printed an ep column of 1 on every row: the table leaves it
+    out (the JSON keeps ep for every layout), as it does cp; a mixture of experts keeps it."""
+    dense = ["train", "--model", "llama3-8b", "--system", "dgx-h100", "-N", "2", "--compare"]
+    text = runner.invoke(APP, dense, env={"COLUMNS": "200"})
+    assert text.exit_code == 0, text.output
+    assert _header(text.stdout) == [
+        "#", "tp", "pp", "dp", "M", "exposed", "comm", "step", "mem", "GiB", "note",
+    ]  # fmt: skip
+    assert {layout["ep"] for layout in _json(*dense)["layouts"]} == {1}
+    moe = ["train", "--model", "mixtral-8x7b", "--system", "dgx-h100", "-N", "2", "--compare"]
+    text = runner.invoke(APP, moe, env={"COLUMNS": "200"})
+    assert text.exit_code == 0, text.output
+    assert "ep" in _header(text.stdout)
 
 
 def test_compare_says_once_what_hierarchical_does_on_one_site() -> None:

@@ -659,9 +659,13 @@ def render_compare(
             box=box.SIMPLE_HEAD,
             title_justify="left",
         )
-        # cp is a column when some layout has it: tp x cp x pp x dp is the GPU count
-        with_cp = any(r.spec.parallel.cp > 1 for r in results)
-        dims = ("tp", "cp", "pp", "dp", "ep") if with_cp else ("tp", "pp", "dp", "ep")
+        # cp is a column when some layout has it: tp x cp x pp x dp is the GPU count; so is ep
+        # (a dense model's search had printed a column of 1s; the JSON keeps every field)
+        dims = tuple(
+            d
+            for d in ("tp", "cp", "pp", "dp", "ep")
+            if d not in ("cp", "ep") or any(getattr(r.spec.parallel, d) > 1 for r in results)
+        )
         for name in ("#", *dims, "M", "exposed", "comm", "step", "mem GiB", "note"):
             table.add_column(name, justify="left" if name == "note" else "right")
         notes = [
