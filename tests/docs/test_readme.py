@@ -187,3 +187,17 @@ def test_readme_quotes_the_published_p5_sweep_as_its_file_has_it() -> None:
     assert float(said.group(3)) == pytest.approx(float(rows[8 * 2**20][5]), abs=0.5)
     assert float(said.group(4)) == pytest.approx(float(rows[128 * 2**20][7]), abs=0.5)
     assert float(said.group(5)) == pytest.approx(float(rows[16 * 2**30][7]), abs=0.5)
+
+
+def test_readme_counts_the_fitted_constants_calibrate_derives() -> None:
+    """The README gives the number of constants `benchmarks/calibrate.py` re-derives; it had
+    kept 20 after the all-to-all's share of the scale-up rate became the 21st."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from fits import FITS
+
+    text = " ".join(README.split())
+    found = re.search(r"re-derives every fitted constant \((\d+), each with its rows", text)
+    assert found is not None
+    assert int(found.group(1)) == len(FITS)
