@@ -270,3 +270,37 @@ def test_pxn_and_pairwise_tie_where_the_network_binds_as_the_page_says() -> None
         "same bytes either way, as on 2 x DGX H100 at 1 GiB, "
         f"{est['time_s'] / MS:.1f} ms each), the estimate names PXN"
     )
+
+
+def test_ll_chain_figures_outside_the_worked_examples_are_current_output() -> None:
+    """Three figures of LL broadcast chains docs/model.md quotes beside its worked examples had
+    kept the period with the whole network hop (2.7 us) after a network stage came to hold
+    `2 x 2.7 / 8` = 0.675 us of it: 4 x DGX H100 at 4 kB printed 14.1 us (now 12.2), ABCI's
+    4-node broadcast at 128 KiB 63 us (61), 16 x p4d at 2 MiB 333 us (285)."""
+    h100 = _estimate("broadcast --system dgx-h100 --nodes 4 --size 4kB")
+    assert (h100["algorithm"], h100["protocol"]) == ("ring", "LL")
+    # the period: NCCL's LL base, the network stage (above the H100's 0.6 us NVLink hop), one
+    # proxy operation, the data
+    period = 6.6 + 2 * 2.7 / 8 + 0.6 + h100["transfer_s"] / US
+    one = h100["one_operation_s"] / US
+    assert h100["time_s"] / US == pytest.approx((one + 19 * period) / 20, rel=1e-3)
+    _says(
+        f"a 4 kB broadcast on 4 x DGX H100: one operation {one:.1f} us, printed "
+        f"{h100['time_s'] / US:.1f} us)"
+    )
+
+    abci = [
+        _estimate(f"broadcast --system abci2-a --nodes 4 --size {size}")
+        for size in ("128KiB", "256KiB")
+    ]
+    assert [e["protocol"] for e in abci] == ["LL", "LL128"]
+    _says(f"the model now rises there too ({abci[0]['time_s'] / US:.0f} -> ")
+    _says(f"-> {abci[1]['time_s'] / US:.0f} us)")
+
+    p4d = "broadcast --system aws-p4d --nodes 16 --size 2MiB"
+    four, eight = _estimate(p4d), _estimate(f"{p4d} --nics-per-node 8")
+    assert (four["protocol"], eight["protocol"]) == ("LL", "Simple")
+    _says(
+        f"a 2 MiB broadcast on 16 x p4d takes {four['time_s'] / US:.0f} us with 4 NICs per node "
+        f"and {eight['time_s'] / MS:.2f} ms with 8"
+    )
