@@ -211,6 +211,21 @@ def _params(cal: Calibration | None) -> str:
     return "; ".join(parts)
 
 
+def holdout_cells(h: Holdout) -> list[str]:
+    """One run's row of the held-out table, as printed (docs/nccl-check.md quotes it)."""
+    return [
+        h.case.file.removesuffix(".txt"),
+        str(h.rows),
+        _pct(h.latency_before),
+        _pct(h.latency_after),
+        _pct(h.bandwidth_before),
+        _pct(h.bandwidth_after),
+        f"{h.mean_before:.3f}" if h.mean_before is not None else "-",
+        f"{h.mean_after:.3f}" if h.mean_after is not None else "-",
+        h.error or _params(h.calibration),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the held-out tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -242,18 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         if case.use == "exclude" or case.run.collective is None:
             skipped.append(f"{case.file}: {case.why}")
             continue
-        h = holdout(case, catalogue, params)
-        cells = [
-            case.file.removesuffix(".txt"),
-            str(h.rows),
-            _pct(h.latency_before),
-            _pct(h.latency_after),
-            _pct(h.bandwidth_before),
-            _pct(h.bandwidth_after),
-            f"{h.mean_before:.3f}" if h.mean_before is not None else "-",
-            f"{h.mean_after:.3f}" if h.mean_after is not None else "-",
-            h.error or _params(h.calibration),
-        ]
+        cells = holdout_cells(holdout(case, catalogue, params))
         print(("| " + " | ".join(cells) + " |") if args.markdown else sep.join(cells))
         sys.stdout.flush()
     print("\nLeft out (manifest use: exclude):")
