@@ -529,18 +529,24 @@ def _fit_then_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fit: str, check: str, options: list[str]
 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]], str]:
     """The sweep ``fit`` calibrated into fit.yaml, the sweep ``check`` checked without and with
-    it (``options`` given to both): calibrate's JSON, nccl-check's rows of each, and the table's
+    it (``options`` given to both; with fit.cost-params.yaml too where calibrate wrote one):
+    calibrate's JSON, nccl-check's rows of each, and the table's
     three cells of docs/nccl-check.md's 'Fitted on one collective' (``2.7 % -> 55.4 % | ...``)."""
     for name in (fit, check):
         (tmp_path / name).write_bytes((SWEEPS / name).read_bytes())
     monkeypatch.chdir(tmp_path)
     fitted = _json_of(["calibrate", fit, *options, "-o", "fit.yaml"])
+    override = ["--catalogue", "fit.yaml"]
+    if (tmp_path / "fit.cost-params.yaml").exists():  # a model constant was fitted too
+        override += ["--cost-params", "fit.cost-params.yaml"]
     runs = [
         _json_of(["nccl-check", check, *options, *extra])["runs"][0]["rows"]
-        for extra in ([], ["--catalogue", "fit.yaml"])
+        for extra in ([], override)
     ]
     cells = " | ".join(
         f"{_median_off(runs[0], regime)} -> {_median_off(runs[1], regime)}"
+        if any(r["regime"] == regime for r in runs[0])
+        else "-"  # the run has no row of that regime
         for regime in ("latency", "mid", "bandwidth")
     )
     return fitted, runs, cells
@@ -612,4 +618,44 @@ def test_nccl_check_guide_three_run_override_figures_are_current_output(
     assert (
         f"today they write {fit['rms_written']:.3f}, against {fit['rms_after']:.3f} with every "
         "value as fitted" in _words(_doc("nccl-check.md"))
+    )
+
+
+@pytest.mark.parametrize(
+    ("fit", "check", "row"),
+    [
+        (
+            "20_alltoall_1node_8xH100_intranode.txt",
+            "21_sendrecv_1node_8xH100_intranode.txt",
+            "| 20 alltoall, 1 x 8 H100 | 21 sendrecv, same node | ",
+        ),
+        (
+            "01_allreduce_1node_8xMI355X_intranode-rccl.txt",
+            "02_alltoall_1node_8xMI355X_intranode-rccl.txt",
+            "| 01 all_reduce, 1 x 8 MI355X | 02 alltoall, same node | ",
+        ),
+    ],
+)
+def test_nccl_check_guide_one_collective_fit_all_to_all_rows_are_current_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fit: str, check: str, row: str
+) -> None:
+    """The table's rows with an all-to-all, every cell: they had kept the figures of before an
+    all-to-all took its share of the scale-up rate (20 -> 21 had moved the send/recv's busbw
+    10.9 % -> 22.9 % through NVLink 4's efficiency; the all-to-all's fit now writes only
+    calibrated.alltoall_efficiency, which a send/recv does not read)."""
+    _, _, cells = _fit_then_check(tmp_path, monkeypatch, fit, check, [])
+    assert f"{row}{cells} |" in _doc("nccl-check.md").splitlines(), cells
+
+
+def test_nccl_check_guide_counts_the_one_collective_table_it_shows() -> None:
+    """The sentence under 'Fitted on one collective' counts the table's cells (it had kept 7
+    worse, 5 better and 2 the same after the all-to-all rows changed)."""
+    table = _doc("nccl-check.md").split("| fitted on | checked on |", 1)[1].split("\n\n", 1)[0]
+    moves = re.findall(r"([0-9.]+) % -> ([0-9.]+) %", table)
+    worse = sum(float(a) > float(b) for b, a in moves)
+    better = sum(float(a) < float(b) for b, a in moves)
+    same = len(moves) - worse - better
+    _said(
+        "nccl-check.md",
+        rf"Of the {len(moves)} cells, {worse} get worse, {better} better and {same} stay;",
     )
