@@ -1118,6 +1118,7 @@ def make_cost(
     equivalent: bool = False,
     fill_s: float = 0.0,
     period_s: float | None = None,
+    period_words: str = "",
     latency_words: str = "steps, hops, launches",
 ) -> Cost:
     """Build a :class:`Cost`, guarding against negative or non-finite times; ``terms`` explain
@@ -1149,6 +1150,7 @@ def make_cost(
         formula=formula,
         fill_s=fill_s,
         period_s=period_s,
+        period_words=period_words,
         terms=tuple(terms),
     )
 

@@ -94,7 +94,8 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
     floor = f"{format_time(host)} ({topo.gpus_per_process} x {each}, calibrated.launch_per_gpu)"
     chain = (
         f"one-way chain: back-to-back operations complete every {format_time(period)} "
-        "(one stage), not every full chain latency"
+        f"(one stage{': ' + cost.period_words if cost.period_words else ''}), not every full "
+        "chain latency"
     )
     if host > period:
         why = (

@@ -323,6 +323,9 @@ class Cost(BaseModel):
     #: Steady-state time between back-to-back operations, when shorter than one operation (a
     #: one-way chain such as broadcast starts its next operation before the last finished).
     period_s: float | None = Field(default=None, ge=0)
+    #: What the period is made of, stage by stage ('base 6.6 us + the WAN hop ...'): the words
+    #: ``engine/measure.py`` gives beside it ("" where there is no period).
+    period_words: str = ""
     #: What nccl-tests reports per operation (see ``engine/measure.py``), when it differs from
     #: one operation's latency + transfer + fill.
     measured_s: float | None = Field(default=None, ge=0)
