@@ -137,6 +137,37 @@ def test_single_node_log_says_nothing_about_the_network(catalogue: Catalogue) ->
     }
 
 
+@pytest.mark.parametrize(
+    ("system", "link"),
+    [("h100-pcie-nvl-pair", "nvlink4-bridge"), ("h100-pcie-8", "pcie5")],
+)
+def test_an_alltoall_off_a_fabric_says_why_its_share_is_not_determined(
+    catalogue: Catalogue, system: str, link: str
+) -> None:
+    """An all-to-all streams at calibrated.alltoall_efficiency only over an accelerator fabric;
+    over PCIe or an NVLink bridge the model keeps the link's rate, so a log of one says nothing
+    of the share. The reason had been 'over NVLink or Infinity Fabric', which an NVLink bridge
+    is; it names the link and what keeps the rate. A one-node all-gather on a fabric keeps the
+    general reason."""
+    spec = ClusterSpec(system=system)
+    cluster = resolve_cluster(catalogue, spec)
+    ests = [estimate_on(cluster, Collective.ALL_TO_ALL, 2**k) for k in range(20, 31)]
+    run = parse_log(synthesize_log(ests), source="a2a.log").runs[0]
+    cal = calibrate([run], spec, catalogue=catalogue)
+    why = {u.name: u.reason for u in cal.undetermined}
+    assert why["calibrated.alltoall_efficiency"] == (
+        f"the fitted all-to-alls' GPUs meet over {link}, PCIe or an NVLink bridge, where the "
+        "model keeps the link's rate (it applies the share over NVLink switches and meshes, "
+        "Infinity Fabric and other accelerator fabrics)"
+    )
+    fabric = [
+        parse_file(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").runs[0],
+    ]
+    cal = calibrate(fabric, ClusterSpec(system="snellius-h100"), catalogue=catalogue)
+    why = {u.name: u.reason for u in cal.undetermined}
+    assert why["calibrated.alltoall_efficiency"].startswith("the fitted rows do not depend on it")
+
+
 def test_the_headers_gpus_per_process_is_modelled_not_fitted_into_a_link(
     catalogue: Catalogue,
 ) -> None:

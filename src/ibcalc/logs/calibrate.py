@@ -315,6 +315,9 @@ class _Case:
     #: its node stands in for one no rule knows (an AMD GPU's: cluster.AMD_STAND_IN)
     stand_in: bool = False
     up_link: str | None = None
+    #: its GPUs meet over an accelerator fabric (``ScaleUpTier.fabric``: not PCIe, not a
+    #: bridged pair), where an all-to-all streams at calibrated.alltoall_efficiency
+    up_fabric: bool = False
     out_link: str | None = None
     bottleneck: str = ""
     #: what tells its cluster from another's (:func:`_shape`)
@@ -975,6 +978,8 @@ def calibrate(
             continue
         case.multi = resolved.topology.domains > 1 and resolved.inter is not None
         case.up_link = resolved.intra.id if resolved.intra and resolved.topology.m > 1 else None
+        up = resolved.topology.up
+        case.up_fabric = up is not None and up.fabric and resolved.topology.m > 1
         case.out_link = resolved.inter.id if case.multi and resolved.inter else None
         largest = predict(
             resolved,
@@ -2168,6 +2173,24 @@ def _insensitive_reason(p: _Param, cases: Sequence[_Case]) -> str:
                 "a node)"
             )
         if p.field == "alltoall_efficiency":
+            links = sorted(
+                {
+                    c.up_link
+                    for c in cases
+                    if c.collective is Collective.ALL_TO_ALL and c.up_link and not c.up_fabric
+                }
+            )
+            if links and not any(
+                c.collective is Collective.ALL_TO_ALL and c.up_fabric for c in cases
+            ):
+                # a PCIe or bridged pair's all-to-all had been told the share applies 'over
+                # NVLink', which an NVLink bridge is
+                return (
+                    f"the fitted all-to-alls' GPUs meet over {', '.join(links)}, PCIe or an "
+                    "NVLink bridge, where the model keeps the link's rate (it applies the share "
+                    "over NVLink switches and meshes, Infinity Fabric and other accelerator "
+                    "fabrics)"
+                )
             return (
                 "the fitted rows do not depend on it (the model applies it to an all-to-all's "
                 "bytes over NVLink or Infinity Fabric)"
