@@ -325,3 +325,31 @@ def test_the_alltoall_shares_held_out_figures_are_the_ablation_blocks() -> None:
     source = params[start : params.index("value:", start)]
     assert f"bandwidth-regime median {before} % -> {after} %" in source
     assert f"the bandwidth median from {before} % to {after} %" in MODEL
+
+
+@pytest.mark.parametrize(
+    ("args", "line_Bps", "efficiency", "share"),
+    [
+        ("--system dgx-h100 -N 1", 450e9, 0.824, 0.935),
+        ("--intra gaudi3-rocev2 -g 8", 525e9, 0.9, 0.935),
+        ("--intra hccs-910b -g 8", 196e9, 0.9, 0.935),
+        ("--system h100-pcie-8", 63e9, 0.8, 1.0),
+        ("--system h100-pcie-nvl-pair", 300e9, 0.386, 1.0),
+    ],
+)
+def test_the_alltoall_share_applies_on_an_accelerator_fabric_only(
+    args: str, line_Bps: float, efficiency: float, share: float
+) -> None:
+    """docs/model.md (all-to-all): the share (0.935) scales the scale-up rate on every
+    accelerator fabric, Gaudi's RoCE ports and HCCS too, and not over PCIe or an NVLink
+    bridge, and --explain names it exactly where it applies. One node of 8 (2 on the bridged
+    pair), 1 GiB: (m-1)/m x S over line rate x efficiency x share; Gaudi 3, 7/8 x 2^30 B at
+    525 x 0.9 x 0.935 = 441.8 GB/s, 2.13 ms."""
+    data = _estimate(f"alltoall -s 1GiB {args} --explain")
+    m = data["gpus_per_node"]
+    transfer = data["explanation"]["terms"][-1]
+    assert transfer["name"] == "transfer"
+    expected = (m - 1) / m * 2**30 / (line_Bps * efficiency * share)
+    assert transfer["seconds"] == pytest.approx(expected, rel=2e-3)
+    named = "calibrated.alltoall_efficiency" in transfer["detail"]
+    assert named is (share < 1)
