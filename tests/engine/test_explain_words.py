@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 
+from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
@@ -430,3 +432,30 @@ def test_a_formula_names_every_term_its_sum_holds(
                     )
                 checked += 1
     assert checked >= 12  # ring and tree at least, on every protocol and size
+
+
+def test_a_torus_all_to_all_says_the_bisection_binds_only_where_it_does(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """A 3-chip TPU v5e slice (3 x 1, two ports a chip at 90 GB/s achievable each): 1 GiB's
+    bisection term is m/2 x m/2 x S/n = 805.3 MB over 2 links of 45 GB/s = 8.95 ms, its own
+    links' (m-1)/n x S = 715.8 MB at 90 GB/s x the all-to-all share. At the fitted 0.935 that is
+    8.51 ms and the bisection binds; at 0.85 (a calibrated override) 715.8 MB / 76.5 GB/s =
+    9.36 ms, the chip's links bind, and the words say so. They had kept saying the bisection
+    binds, against the link's rate without the share, beside a time it did not multiply out to."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(intra="tpu-v5e-ici", gpus_per_node=3))
+    size = 2**30
+    fitted = builtin_cost_params()
+    low = dataclasses.replace(
+        fitted, calibrated=dataclasses.replace(fitted.calibrated, alltoall_efficiency=0.85)
+    )
+    for params, seconds, bisected in (
+        (fitted, 3 / 2 * 3 / 2 * size / 3 / (2 * 45e9), True),
+        (low, 2 / 3 * size / (90e9 * 0.85), False),
+    ):
+        est = estimate_on(cluster, Collective.ALL_TO_ALL, size, params=params)
+        (transfer,) = [t for t in est.best.terms if t.name == "transfer"]
+        assert transfer.seconds == pytest.approx(seconds, rel=1e-6)
+        assert ("the torus's bisection binds" in transfer.detail) is bisected
+        assert ("bisection" in est.best.bottleneck) is bisected
+    assert "715.8 MB per GPU at 76.5 GB/s" in transfer.detail

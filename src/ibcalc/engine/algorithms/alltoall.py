@@ -179,7 +179,10 @@ def _alltoall_parts(
                 f"{format_size(rail)}, together {format_size(own + rail)}"
             )
         cut = torus_cut(topo)
-        if cut is not None and torus_share(topo) * size_bytes >= own / topo.up_bw_Bps():
+        # the bisection's words where its term is the one that binds, as the bottleneck says:
+        # against the link's rate without the all-to-all share, a 3-chip slice whose own
+        # links bind had been said to be bisection-bound, its figures not multiplying out
+        if cut is not None and torus_share(topo) * size_bytes >= intra_t:
             a, links, link_Bps = cut
             dims = topo.up.torus_dims if topo.up is not None else None
             parts.append(
