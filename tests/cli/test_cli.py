@@ -769,49 +769,51 @@ def test_host_launches_are_compared_with_a_chains_spacing() -> None:
 
 
 def test_a_chains_period_names_the_stage_that_sets_it() -> None:
-    """An LL chain's back-to-back period is base + its slowest stage + proxy operations and
-    data, and the words say which stage and why: across a WAN of 1 ms one way (--rtt 2ms) the
-    WAN hop is NCCL's NET hop + 1 ms = 1002.7 us, of which the stage holds 2 x 1002.7 / 8 =
-    250.675 us (8 buffer slots in flight, each free a round trip later), so the period of a
-    1 KiB broadcast is 6.6 + 250.675 + 0.6 (one proxy operation) + 1 KiB at 131 MB/s (LL's
-    half of the 4.19 GB/s WAN link, on 1 of 16 channels) = 265.7 us. It had said 'one
-    stage' alone, beside a 1 ms hop."""
-    wan = _json(
-        "broadcast",
-        "-s",
-        "1KiB",
-        "--system",
-        "dgx-h100",
-        "-N",
-        "4",
-        "--sites",
-        "2",
-        "--wan",
-        "wan-100g",
-        "--rtt",
-        "2ms",
-        "--proto",
-        "ll",
-        "--explain",
-    )
+    """An LL chain's back-to-back period is base + its slowest stage + proxy operations, and
+    the words say which stage and why: across a WAN of 1 ms one way (--rtt 2ms) the WAN hop is
+    NCCL's NET hop + 1 ms = 1002.7 us, of which the stage holds 2 x 1002.7 / 8 = 250.675 us (8
+    buffer slots in flight, each free a round trip later). The data crosses inside that round
+    trip: 1 KiB at 131 MB/s (LL's half of the 4.19 GB/s WAN link, on 1 of 16 channels) is
+    7.8 us, so the period of a 1 KiB broadcast is 6.6 + 250.675 + 0.6 (one proxy operation) =
+    257.9 us. It had said 'one stage' alone, beside a 1 ms hop; then it had added the data to
+    the stage, counting the slots twice (the WAN's rate is those slots' window): 64 KiB had a
+    758 us period."""
+    args = ("--system", "dgx-h100", "-N", "4", "--sites", "2", "--wan", "wan-100g")
+    args += ("--rtt", "2ms", "--proto", "ll", "--explain")
+    wan = _json("broadcast", "-s", "1KiB", *args)
     note = wan["explanation"]["measurement"]
-    assert "(one stage: base 6.6 us + the WAN stage 251 us + proxy operations and data " in note
+    assert "(one stage: base 6.6 us + the WAN stage 251 us + proxy operations 0.600 us;" in note
     assert "the WAN stage is 2 x its hop / 8 = 2 x 1.0027 ms / 8" in note
     assert "pipeline.steps = 8 buffer slots of the connection in flight" in note
-    assert "complete every 266 us" in note
-    data_s = 1024 / (4.19e9 / 16 * 0.5)
-    period = 6.6e-6 + 2 * 1002.7e-6 / 8 + 0.6e-6 + data_s
-    assert period == pytest.approx(265.7e-6, rel=2e-3)
+    assert "the data, 7.81 us, crosses inside that time" in note
+    assert "complete every 258 us" in note
+    rate = 4.19e9 / 16 * 0.5
+    period = 6.6e-6 + 2 * 1002.7e-6 / 8 + 0.6e-6
+    assert period == pytest.approx(257.9e-6, rel=2e-3)
     assert wan["time_s"] == pytest.approx((wan["one_operation_s"] + 19 * period) / 20, rel=2e-3)
+    # 64 KiB, still one channel (an LL ring channel takes 512 x 8 B x 32 ranks = 128 KiB): the
+    # data, 500 us, and the GPU's 0.6 us NVLink hop outlast the WAN stage, so the period is
+    # 6.6 + 0.6 + 500 + 0.6 = 508 us, not 6.6 + 250.7 + 0.6 + 500 = 758 us
+    big = _json("broadcast", "-s", "64KiB", *args)
+    period = (6.6e-6 + 0.6e-6 + 65536 / rate) + 0.6e-6
+    assert period == pytest.approx(508e-6, rel=2e-3)
+    assert big["time_s"] == pytest.approx((big["one_operation_s"] + 19 * period) / 20, rel=2e-3)
+    note = big["explanation"]["measurement"]
+    assert "base 6.6 us + a hop inside a node 0.6 us and the data 500 us + proxy operations" in note
+    assert (
+        "holds its stage whole, with the data at the chain's slowest rate; the WAN stage, " in note
+    )
     # four nodes of 8 A100: the NVLink hop at the A100's clock, 0.6 x 1980 / 1410 = 0.843 us,
     # is above the network stage's 2 x 2.7 / 8 = 0.675 us, and is named as the stage instead
     a100 = _json(
         "reduce", "-s", "8B", "--system", "dgx-a100", "-N", "4", "--proto", "ll", "--explain"
     )
     note = a100["explanation"]["measurement"]
-    assert "(one stage: base 6.6 us + a hop inside a node 0.843 us + proxy operations" in note
-    assert "the hop is the GPU's own work and holds its stage whole" in note
-    assert "buffer slots" not in note
+    assert "(one stage: base 6.6 us + a hop inside a node 0.843 us and the data " in note
+    assert "the hop is the GPU's own work and holds its stage whole, with the data" in note
+    assert (
+        "the network stage, 2 x its hop / 8 (buffer slots in flight), holds 0.675 us, less" in note
+    )
 
 
 def test_a_latency_bottleneck_beside_a_launch_delayed_time_says_whose_time_it_splits() -> None:

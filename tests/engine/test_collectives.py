@@ -140,7 +140,7 @@ def test_ring_allgather_and_broadcast() -> None:
 
 def test_broadcast_chains_overlap_back_to_back_in_ll_only() -> None:
     """nccl-tests times 20 back-to-back operations: an LL chain completes one per stage
-    (base + slowest stage + data), an LL128 or Simple chain one per operation (engine/measure.py:
+    (base + slowest stage), an LL128 or Simple chain one per operation (engine/measure.py:
     the published broadcasts, ABCI 2.0). A network stage holds 2 / NCCL_STEPS of its hop (its
     8 buffer slots in flight, a round trip each): 2 x 2.7 / 8 = 0.675 us, above the 0.6 us NVLink
     hop on these Hopper-clocked GPUs."""
@@ -150,7 +150,10 @@ def test_broadcast_chains_overlap_back_to_back_in_ll_only() -> None:
     chain = (RING_BASE["LL"] + 14 * NVLINK_RING["LL"] + 1 * NET_RING["LL"]) * US + PROXY
     assert ll.latency_s == pytest.approx(chain)
     assert 2 * NET_RING["LL"] / 8 == pytest.approx(0.675)
-    period = (RING_BASE["LL"] + 0.675) * US + PROXY + ll.transfer_s
+    # the GPU's stage, its 0.6 us hop and the data, is above the network stage: the data
+    # crosses inside the network stage's round trip, not after it
+    assert (NVLINK_RING["LL"] * US + ll.transfer_s) > 0.675 * US
+    period = RING_BASE["LL"] * US + (NVLINK_RING["LL"] * US + ll.transfer_s) + PROXY
     assert ll.time_s == pytest.approx((chain + ll.transfer_s + 19 * period) / 20)
     for protocol in (Protocol.LL128, Protocol.SIMPLE):
         c = cost(t, Collective.BROADCAST, Algorithm.RING, protocol, size=2**20)

@@ -698,7 +698,7 @@ def _ring_chain_kernel(
                 transfer = ll
         elif transfer < 0.0:
             transfer = 0.0
-        stage = first
+        stage = first + transfer
         if net * flight > stage:
             stage = net * flight
         if wan_stage > stage:
@@ -707,7 +707,7 @@ def _ring_chain_kernel(
         if total - total != 0.0:  # a non-finite term: the cost function raises
             return fallback(size_bytes)
         single = (0.0 if latency < 0.0 else latency) + transfer + 0.0
-        return single, (base + stage + transfer + ops) if overlaps else single
+        return single, (base + stage + ops) if overlaps else single
 
     return kernel
 

@@ -95,23 +95,41 @@ def _period_words(
     params: CostParams,
     base: float,
     hops: tuple[float, float, float],
-    rest: float,
+    *,
+    transfer: float,
+    ops: float,
 ) -> str:
-    """What an LL chain's period is made of: the base latency, its slowest stage (``hops``:
-    the hop inside a node, the network's and the WAN's, each as one operation charges it) and
-    ``rest``, the proxy operations and the data. Its sum is the period (ring.py)."""
+    """What an LL chain's period is made of: the base latency, its slowest stage and the proxy
+    operations (``ops``). ``hops`` are the hop inside a node, the network's and the WAN's, each
+    as one operation charges it; the GPU's stage is its hop and the data (``transfer``), a
+    network or WAN stage its buffer slots' round trip, which the data overlaps. Its sum is the
+    period (ring.py)."""
     intra, net, wan = hops
     steps = params.pipeline.steps
     flight = stage_flight(params)
+    first = intra if topo.m > 1 else 0.0
     stages = [
-        (intra if topo.m > 1 else 0.0, "intra", intra),
+        (first + transfer, "GPU", first),
         (net * flight, "network", net),
         (wan * flight, "WAN", wan),
     ]
     stage, kind, hop = max(stages, key=lambda st: st[0])
-    if kind == "intra":
-        sets = f"a hop inside a {topo.node} {us(hop)}"
-        why = "the hop is the GPU's own work and holds its stage whole"
+    if kind == "GPU":
+        data = f"the data {worked(transfer)}"
+        sets = f"a hop inside a {topo.node} {us(hop)} and {data}" if first > 0 else data
+        # the hop is the GPU's own work; the data crosses every stage at the chain's slowest
+        # rate; a network or WAN stage, next longest, is named with its figure
+        why = "the hop is the GPU's own work and holds its stage whole, with the data"
+        if first <= 0:
+            why = "the data crosses every stage"
+        if net > 0 or wan > 0:
+            name, held = (
+                ("WAN", wan * flight) if wan * flight > net * flight else ("network", net * flight)
+            )
+            why = (
+                f"{why} at the chain's slowest rate; the {name} stage, 2 x its hop / {steps} "
+                f"(buffer slots in flight), holds {worked(held)}, less"
+            )
     else:
         # the period had been 'one stage' alone: 258 us beside a 1 ms WAN hop, unexplained.
         # The hop to five figures, so that 2 x hop / 8 multiplies out (1 ms + 2.7 us)
@@ -120,9 +138,9 @@ def _period_words(
         why = (
             f"the {kind} stage is 2 x its hop / {steps} = 2 x {exact} / {steps}: the proxy keeps "
             f"pipeline.steps = {steps} buffer slots of the connection in flight, each free again "
-            "a round trip later"
+            f"a round trip later; the data, {worked(transfer)}, crosses inside that time"
         )
-    return f"base {us(base)} + {sets} + proxy operations and data {worked(rest)}; {why}"
+    return f"base {us(base)} + {sets} + proxy operations {worked(ops)}; {why}"
 
 
 def _ring_where(limit: str, bw: float, topo: Topology, *, duplex: bool = True) -> str:
@@ -226,9 +244,13 @@ def ring_timing(
         if chain_overlaps(protocol):
             # a network or WAN stage passes an operation per round trip over its buffer slots
             # in flight (stage_flight); a hop inside a node is the GPU's own work
+            # in flight (stage_flight), and the data crosses inside that round trip (the WAN's
+            # window-limited rate is the same slots: summed, 32 KiB across a 1 ms WAN had a
+            # 508 us period for about 258 us); a hop inside a node is the GPU's own work, its
+            # data included
             flight = stage_flight(params)
-            period = base + max(intra if topo.m > 1 else 0.0, net * flight, wan * flight)
-            period += transfer
+            first = intra if topo.m > 1 else 0.0
+            period = base + max(first + transfer, net * flight, wan * flight)
     else:
         nsteps = 2 * (n - 1) if all_reduce else n - 1
         s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
@@ -366,7 +388,7 @@ def ring_timing(
             period_s=period,
             period_words=""
             if period is None
-            else _period_words(topo, params, base, (intra, net, wan), ops + transfer),
+            else _period_words(topo, params, base, (intra, net, wan), transfer=transfer, ops=ops),
         )
 
     return Timing(Algorithm.RING, protocol, latency, transfer, explain, period_s=period)
