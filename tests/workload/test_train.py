@@ -184,13 +184,94 @@ def test_zero2_reduce_scatters_every_micro_batch_and_zero1_once(
 
 def test_zero3_gathers_weights_every_micro_batch(builtin_catalogue: Catalogue) -> None:
     # tp 4 x pp 2 x dp 16 = 128 GPUs; M defaults to pp = 2 micro-batches
-    # weights per GPU: 70e9 x 2 / (4 x 2) = 17.5e9; AG forward + AG backward + RS, each x M
+    # weights per GPU: 70e9 x 2 / (4 x 2) = 17.5e9 over the stage's 80 / 2 = 40 layers, one
+    # layer at a time: AG forward + AG backward + RS, each 40 x M of 17.5e9 / 40 = 437.5e6
     result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=4, pp=2, dp=16, zero=3)
     assert result.microbatches == 2
     for name in ("dp-allgather-fwd", "dp-allgather-bwd", "dp-reducescatter"):
         phase = _phase(result, name)
-        assert phase.bytes_per_gpu == pytest.approx(17.5e9)
+        assert phase.bytes_per_gpu == pytest.approx(17.5e9 / 40)
+        assert phase.count == 40 * 2
+
+
+@pytest.mark.parametrize("m", [1, 4])
+def test_zero3_exchanges_one_layer_at_a_time(builtin_catalogue: Catalogue, m: int) -> None:
+    """ZeRO-3 and FSDP gather the weights and reduce-scatter the gradients one layer (FSDP
+    unit) at a time (Rajbhandari et al., SC'20, arXiv:1910.02054, section 7; Zhao et al.,
+    VLDB 2023, arXiv:2304.11277, sections 3.2-3.3). Llama 3 8B on 2 DGX H100 at tp 1 pp 1
+    dp 16: each GPU holds all 8e9 parameters, 16e9 B of bf16 weights over 32 layers, so per
+    micro-batch 32 all-gathers of 8e9 x 2 / 32 = 500e6 B forward, 32 backward and 32
+    reduce-scatters, each the engine's one collective of that size on the 16 GPUs. They had
+    been priced as one 16e9 B collective of each a micro-batch: the same bytes, 31 fewer
+    latencies, so never more than the per-layer price."""
+    cluster = ClusterSpec(system="dgx-h100", nodes=2)
+    result = _run(builtin_catalogue, cluster, dp=16, zero=3, microbatches=m, model_id="llama3-8b")
+    assert result.microbatches == m
+    for name, coll in (
+        ("dp-allgather-fwd", Collective.ALL_GATHER),
+        ("dp-allgather-bwd", Collective.ALL_GATHER),
+        ("dp-reducescatter", Collective.REDUCE_SCATTER),
+    ):
+        phase = _phase(result, name)
+        assert (phase.bytes_per_gpu, phase.count) == (500e6, 32 * m)
+        one = estimate(builtin_catalogue, cluster, coll, 500e6, dtype=DType.BF16)
+        assert phase.time_s == pytest.approx(one.time_s, rel=1e-12)
+        assert phase.total_s == pytest.approx(32 * m * one.time_s, rel=1e-12)
+        whole = estimate(builtin_catalogue, cluster, coll, 16e9, dtype=DType.BF16)
+        assert phase.total_s >= m * whole.time_s
+    (note,) = [n for n in result.assumptions if n.startswith("ZeRO-3: ")]
+    assert note == (
+        "ZeRO-3: weights all-gathered and gradients reduce-scattered one layer at a time, as "
+        "ZeRO-3 and FSDP do: per micro-batch 32 all-gathers forward, 32 backward and 32 "
+        "reduce-scatters, 500 MB of weights each (the stage's 16 GB split evenly over its 32 "
+        "layers, the embedding and output layer counted in with them)"
+    )
+
+
+def test_zero3_with_one_layer_a_stage_exchanges_the_stage_whole(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Llama 3 8B's 32 layers over pp 32 (8 DGX H100, dp 2): each stage holds one layer, so
+    ZeRO-3 exchanges the gating stage's weights in one collective of each kind a micro-batch.
+    Stage 0 holds its layer and the input embedding (128,256 x 4,096 = 525.3e6): (8e9 - 2 x
+    525.3e6) / 32 + 525.3e6 = 742.5e6 parameters, 1.485e9 B of bf16 weights."""
+    eight = ClusterSpec(system="dgx-h100", nodes=8)
+    result = _run(
+        builtin_catalogue, eight, pp=32, dp=2, zero=3, microbatches=2, model_id="llama3-8b"
+    )
+    embedding = 128_256 * 4_096
+    stage0 = (8e9 - 2 * embedding) / 32 + embedding
+    for name in ("dp-allgather-fwd", "dp-allgather-bwd", "dp-reducescatter"):
+        phase = _phase(result, name)
         assert phase.count == 2
+        assert phase.bytes_per_gpu == pytest.approx(stage0 * 2, rel=1e-6)
+    assert any(
+        "per micro-batch 1 all-gather forward, 1 backward and 1 reduce-scatter" in n
+        for n in result.assumptions
+    )
+
+
+def test_zero3_without_a_layer_count_exchanges_the_stage_whole(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """A model given by its parameter count alone (8B, no layers): ZeRO-3 cannot split the
+    stage into layers, so it is priced as one collective of each kind a micro-batch, 8e9 x 2 B
+    on dp 16, and the output says a latency per layer is missing."""
+    resolved, par = fit_cluster(
+        builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2), tp=1, pp=1, dp=16
+    )
+    result = train_step(
+        builtin_catalogue,
+        resolved,
+        TrainSpec(model=model_from(params="8B"), parallel=par, zero=3, seq_len=4096),
+    )
+    for name in ("dp-allgather-fwd", "dp-allgather-bwd", "dp-reducescatter"):
+        phase = _phase(result, name)
+        assert (phase.bytes_per_gpu, phase.count) == (16e9, 1)
+    assert any(
+        n.startswith("ZeRO-3: without the model's layer count") and n.endswith("(give {layers})")
+        for n in result.assumptions
+    )
 
 
 def test_tp_allreduce_size_and_count(builtin_catalogue: Catalogue) -> None:

@@ -10,8 +10,10 @@ Per GPU and per step (M micro-batches of b sequences of s tokens, hidden size h,
   (2 Psi, as plain DP); with ZeRO-2 the reduce-scatter
   in every micro-batch (its gradients are sharded, so they cannot accumulate); with ZeRO-3/FSDP
   the weights are all-gathered in every micro-batch's forward and backward and gradients
-  reduce-scattered each micro-batch (3 Psi per micro-batch). Rajbhandari et al., SC'20,
-  arXiv:1910.02054, sections 5.2 and 7. With expert parallelism (one site, no cp) the routed
+  reduce-scattered each micro-batch (3 Psi per micro-batch), one layer at a time: ``L_stage``
+  collectives of each kind of ``1 / L_stage`` of the stage's bytes. Rajbhandari et al., SC'20,
+  arXiv:1910.02054, sections 5.2 and 7; Zhao et al., VLDB 2023, arXiv:2304.11277, sections
+  3.2-3.3 (FSDP). With expert parallelism (one site, no cp) the routed
   experts ``E`` go over the ``dp / ep`` ranks holding the same experts (``edp-``) and the rest
   over all dp ranks (Megatron-Core's expert-data-parallel group).
 * TP (Megatron): 2 all-reduces forward and 2 backward per layer of ``b x s/cp x h x bytes(act)``;
@@ -1540,41 +1542,48 @@ def _about(count: float) -> str:
     return format_count(float(f"{count:.3g}"))
 
 
-def _stage_shares(spec: TrainSpec) -> tuple[tuple[float, float], ...]:
-    """(shared, routed-expert) parameters per GPU of each pipeline stage that may hold the
-    most (:func:`~ibcalc.workload.memory.stage_params`; the routed ones split over ep): the
+#: A pipeline stage's (shared, routed-expert) parameters per GPU and its transformer layers
+#: (None without the model's layer count)
+_StageShare = tuple[float, float, int | None]
+
+
+def _stage_shares(spec: TrainSpec) -> tuple[_StageShare, ...]:
+    """(shared, routed-expert, layers) of each pipeline stage that may hold the most
+    (:func:`~ibcalc.workload.memory.stage_params`; the routed parameters split over ep): the
     first with the input embedding, the last with the output layer, the first of MoE layers."""
     par, model, virtual = spec.parallel, spec.model, spec.virtual_stages
     tp, pp, ep = par.tp, par.pp, par.ep
 
-    def make() -> tuple[tuple[float, float], ...]:
+    def make() -> tuple[_StageShare, ...]:
         stages = candidate_stages(model, tp=tp, pp=pp, ep=ep, virtual=virtual)
-        return tuple((shared, routed) for _, _, shared, routed, _ in stages)
+        return tuple(
+            (shared, routed, None if layers is None else sum(layers))
+            for _, layers, shared, routed, _ in stages
+        )
 
     return _STAGE_SHARES.get((id(model), tp, pp, ep, virtual), (model,), make)
 
 
 #: :func:`_stage_shares`'s values by (model id, tp, pp, ep, virtual stages): a layout search
 #: asks for each of a few hundred layouts' several times
-_STAGE_SHARES: IdentityMemo[tuple[tuple[float, float], ...]] = IdentityMemo(size=4096)
+_STAGE_SHARES: IdentityMemo[tuple[_StageShare, ...]] = IdentityMemo(size=4096)
 
 
 def _fullest_stage(
-    spec: TrainSpec, *, split_time: Callable[[float, float], float] | None = None
-) -> tuple[float, float]:
-    """The (shared, routed) parameters per GPU of the stage whose gradient exchange gates the
-    step (every stage exchanges its own at once). Unsplit, every parameter a GPU holds goes over
-    the same dp ranks: the stage with the most. Split, the shared ones go over ``dp`` ranks and
-    the routed over the ``dp / ep`` holding the same experts, groups on different links: the
-    stage whose two exchanges take longest, ``split_time(shared, routed)`` (DeepSeek-V3 on
-    pp 16, dp 8, ep 8: stage 0's embedding and dense layers, 360M shared, not stage 1's
-    experts, which need no exchange)."""
+    spec: TrainSpec, *, split_time: Callable[[_StageShare], float] | None = None
+) -> _StageShare:
+    """The (shared, routed, layers) of the stage whose gradient exchange gates the step (every
+    stage exchanges its own at once). Unsplit, every parameter a GPU holds goes over the same dp
+    ranks: the stage with the most. Split, the shared ones go over ``dp`` ranks and the routed
+    over the ``dp / ep`` holding the same experts, groups on different links: the stage whose
+    two exchanges take longest, ``split_time(stage)`` (DeepSeek-V3 on pp 16, dp 8, ep 8:
+    stage 0's embedding and dense layers, 360M shared, not stage 1's experts, which need no
+    exchange)."""
 
-    def weight(share: tuple[float, float]) -> float:
-        shared, routed = share
-        return shared + routed if split_time is None else split_time(shared, routed)
+    def weight(share: _StageShare) -> float:
+        return share[0] + share[1] if split_time is None else split_time(share)
 
-    return max(_stage_shares(spec), key=weight, default=(0.0, 0.0))
+    return max(_stage_shares(spec), key=weight, default=(0.0, 0.0, None))
 
 
 #: What DeepSpeed does with ZeRO-2 or 3 and pipeline parallelism, said where a step pairs them.
@@ -1582,6 +1591,29 @@ _DEEPSPEED_PIPE = (
     "DeepSpeed's pipeline engine refuses ZeRO-2 and 3 with pipeline parallelism "
     "(runtime/pipe/engine.py)"
 )
+
+
+def _zero3_units_note(layers: int | None, units: int, weight_bytes: float) -> str:
+    """What ZeRO-3's exchanges per micro-batch are: one per layer of the gating stage, of
+    ``weight_bytes / units`` weights each, or the whole stage's where the layers are unknown."""
+    if layers is None:
+        return (
+            "ZeRO-3: without the model's layer count, the stage's weights are priced as one "
+            "all-gather forward, one backward and one reduce-scatter per micro-batch, not one a "
+            "layer: a collective latency per layer is missing (give {layers})"
+        )
+    return (
+        "ZeRO-3: weights all-gathered and gradients reduce-scattered one layer at a time, as "
+        f"ZeRO-3 and FSDP do: per micro-batch {plural(units, 'all-gather')} forward, "
+        f"{units} backward and {plural(units, 'reduce-scatter')}, "
+        f"{format_size(weight_bytes / units)} of weights each (the stage's "
+        f"{format_size(weight_bytes)} split evenly over its "
+        + (
+            f"{plural(layers, 'layer')}, the embedding and output layer counted in with them)"
+            if layers
+            else "embedding or output layer alone, no transformer layer)"
+        )
+    )
 
 
 def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
@@ -1665,36 +1697,54 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     flat_group = _Group("dp", ranks, tp * (pp if b.dp_last else 1), label=label)
     holders = _Group("edp", dp // ep, tp * ep) if dp // ep > 1 else None
 
-    def split_parts(shared: float, routed: float) -> list[tuple[_Group, str, float]]:
-        """Each kind's exchanges for a stage of ``shared`` and ``routed`` parameters per GPU:
-        the shared ones over all dp ranks, the routed over their holders (none when each
-        expert shard is on one dp rank; none either for a stage of dense layers only)."""
+    def units_of(layers: int | None) -> int:
+        """The collectives of each ZeRO-3 kind per micro-batch: ZeRO-3 and FSDP gather the
+        weights and reduce-scatter the gradients one layer (FSDP unit) at a time (Rajbhandari
+        et al., section 7; Zhao et al., VLDB 2023, arXiv:2304.11277, sections 3.2-3.3), so a
+        stage of L layers runs L of each, its weights split evenly over them (the embedding
+        and output layer counted in with its layers, not as units of their own). One without
+        a layer count (or a stage of none), and for ZeRO-1/2, which exchange whole buckets."""
+        return max(1, layers) if zero == 3 and layers is not None else 1
+
+    def split_parts(shared: float, routed: float, units: int) -> list[tuple[_Group, str, float]]:
+        """Each kind's exchanges, one of ``units``, for a stage of ``shared`` and ``routed``
+        parameters per GPU: the shared ones over all dp ranks, the routed over their holders
+        (none when each expert shard is on one dp rank; none either for a stage of dense
+        layers only)."""
         parts = []
         for name, _, per_param, dtype, _, _ in kinds:
-            if shared * per_param >= dtype.bytes:  # a model of experts alone has nothing shared
-                parts.append((flat_group, name, shared * per_param))
-            if holders is not None and routed * per_param >= dtype.bytes:
-                parts.append((holders, "e" + name, routed * per_param))
+            size = per_param / units
+            if shared * size >= dtype.bytes:  # a model of experts alone has nothing shared
+                parts.append((flat_group, name, shared * size))
+            if holders is not None and routed * size >= dtype.bytes:
+                parts.append((holders, "e" + name, routed * size))
         return parts
 
     by_name = {kind[0]: kind for kind in kinds}
 
-    def split_time(shared: float, routed: float) -> float:
+    def split_time(stage: _StageShare) -> float:
+        shared, routed, layers = stage
+        units = units_of(layers)
         total = 0.0
-        for group, name, size in split_parts(shared, routed):
+        for group, name, size in split_parts(shared, routed, units):
             _, coll, _, dtype, count, _ = by_name[name.removeprefix("e")]
-            total += count * b.time_s(group, coll, size, dtype)
+            total += count * units * b.time_s(group, coll, size, dtype)
         return total
 
-    shared_params, routed_params = _fullest_stage(spec, split_time=split_time if split else None)
+    shared_params, routed_params, gating_layers = _fullest_stage(
+        spec, split_time=split_time if split else None
+    )
+    units = units_of(gating_layers)
     # what one GPU holds, its shard of the routed experts included (unsplit, all of it goes over
     # every dp rank: 3.04 GB for DeepSeek-V3 on tp 8 pp 16 ep 4 cp 2, not the 11.5 GB of every
     # expert shard, which no GPU holds)
     per_gpu = shared_params + routed_params
     plan = [
-        (name, coll, per_gpu * per_param, dtype, count, window)
+        (name, coll, per_gpu * per_param / units, dtype, count * units, window)
         for name, coll, per_param, dtype, count, window in kinds
     ]
+    if zero == 3:
+        b.notes.append(_zero3_units_note(gating_layers, units, per_gpu * weights))
     hierarchical = spec.hierarchical and sites > 1
     if spec.hierarchical and sites == 1:
         b.notes.append(HIERARCHICAL_ONE_SITE)
@@ -1702,7 +1752,9 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
         assert experts is not None
         peers = dp // ep
         # the gating stage may hold dense layers only (DeepSeek-V3's first on pp 32)
-        exchanged = any(p[1].startswith("e") for p in split_parts(shared_params, routed_params))
+        exchanged = any(
+            p[1].startswith("e") for p in split_parts(shared_params, routed_params, units)
+        )
         b.notes.append(
             f"MoE: the {_about(experts)} expert parameters ({_about(model.params)} total, "
             f"{_about(model.flops_params)} active, top-{model.top_k} of {model.experts}) are split "
@@ -1727,9 +1779,9 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
             f"same experts; {why})"
         )
     if split:
-        for group, name, size in split_parts(shared_params, routed_params):
+        for group, name, size in split_parts(shared_params, routed_params, units):
             _, coll, _, dtype, count, window = by_name[name.removeprefix("e")]
-            b.add_hidden(group, name, coll, size, dtype=dtype, count=count, window=window)
+            b.add_hidden(group, name, coll, size, dtype=dtype, count=count * units, window=window)
         return
     for name, coll, size, dtype, count, window in plan:
         if not hierarchical:
