@@ -816,6 +816,25 @@ def test_a_chains_period_names_the_stage_that_sets_it() -> None:
     )
 
 
+def test_a_chains_period_on_one_node_names_no_proxy_operations() -> None:
+    """On one node no proxy starts a network operation, so an LL chain's period is base + the
+    hop inside the node + the data: 1 KiB on 8 H100 at NCCL's LL cap on one Hopper node,
+    141 GB/s, on 1 of 24 channels (5.88 GB/s), is 0.174 us, so 6.6 + 0.6 + 0.174 = 7.37 us.
+    The words had added "+ proxy operations 0 us", a term that is not there."""
+    one = _json(
+        "broadcast", "-s", "1KiB", "--system", "dgx-h100", "-N", "1", "--proto", "ll", "--explain"
+    )
+    note = one["explanation"]["measurement"]
+    assert "proxy operations" not in note
+    transfer = 1024 / (141e9 / 24)
+    assert one["transfer_s"] == pytest.approx(transfer, rel=2e-3)
+    assert "(one stage: base 6.6 us + a hop inside a node 0.6 us and the data 0.174 us; " in note
+    period = 6.6e-6 + 0.6e-6 + transfer
+    assert period == pytest.approx(7.37e-6, rel=2e-3)
+    assert "complete every 7.37 us" in note
+    assert one["time_s"] == pytest.approx((one["one_operation_s"] + 19 * period) / 20, rel=1e-6)
+
+
 def test_a_latency_bottleneck_beside_a_launch_delayed_time_says_whose_time_it_splits() -> None:
     """A 4 KiB all-reduce on 2 x DGX H100, -g 8, runs tree/LL: latency 6.8 + 8.4 + 10 + 2 + 0.6
     = 27.8 us, transfer 4096 B at 19.5 GB/s / 16 channels = 3.36 us, fill 2 x 4096 B at the same

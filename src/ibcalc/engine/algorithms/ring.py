@@ -140,7 +140,9 @@ def _period_words(
             f"pipeline.steps = {steps} buffer slots of the connection in flight, each free again "
             f"a round trip later; the data, {worked(transfer)}, crosses inside that time"
         )
-    return f"base {us(base)} + {sets} + proxy operations {worked(ops)}; {why}"
+    # one node has no proxy operations: "+ proxy operations 0 us" named a term that is not there
+    proxy = f" + proxy operations {worked(ops)}" if ops > 0 else ""
+    return f"base {us(base)} + {sets}{proxy}; {why}"
 
 
 def _ring_where(limit: str, bw: float, topo: Topology, *, duplex: bool = True) -> str:
@@ -243,7 +245,6 @@ def ring_timing(
         # published broadcasts run at one operation's time (engine/measure.py)
         if chain_overlaps(protocol):
             # a network or WAN stage passes an operation per round trip over its buffer slots
-            # in flight (stage_flight); a hop inside a node is the GPU's own work
             # in flight (stage_flight), and the data crosses inside that round trip (the WAN's
             # window-limited rate is the same slots: summed, 32 KiB across a 1 ms WAN had a
             # 508 us period for about 258 us); a hop inside a node is the GPU's own work, its
