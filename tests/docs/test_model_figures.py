@@ -78,14 +78,14 @@ def test_back_to_back_worked_examples_are_current_output() -> None:
     _says(f"/ 20 = {snellius['time_s'] / US:.1f} us`; measured 16.9 us")
 
     abci = _estimate("broadcast --system abci2-a --nodes 4 --size 1KiB --algo ring --proto ll")
-    # the period's slowest stage is the A100's NVLink hop, 0.6 x 1980/1410 = 0.843 us, above the
-    # network stage's 2 x 2.7 / 8 = 0.675 us (its buffer slots in flight)
+    # the period's slowest stage is the A100's NVLink hop, 0.6 x 1980/1410 = 0.843 us, with the
+    # data, above the network stage's 2 x 2.7 / 8 = 0.675 us (its buffer slots in flight)
     hop = 0.6 * 1980 / 1410
     chain, period = abci["one_operation_s"] / US, 6.6 + hop + 0.6 + 0.40
     assert chain == pytest.approx(6.6 + 28 * hop + 3 * 2.7 + 0.6 + 0.40, abs=0.05)
     assert abci["time_s"] / US == pytest.approx((chain + 19 * period) / 20, rel=2e-3)
     _says(f"`T = 6.6 + 28 * 0.843 + 3 * 2.7 + 0.6 + 0.40 = {chain:.1f} us`")
-    _says(f"`P = 6.6 + max(0.843, 2 * 2.7 / 8) + 0.6 + 0.40 = {period:.1f} us`")
+    _says(f"`P = 6.6 + max(0.843 + 0.40, 2 * 2.7 / 8) + 0.6 = {period:.1f} us`")
     _says(f"so `t = (39.3 + 19 * 8.4) / 20 = {abci['time_s'] / US:.1f} us`; measured 8.1 us")
     _says(f"the prediction would be {chain / 8.1:.1f}x the measurement")
 
@@ -270,6 +270,28 @@ def test_pxn_and_pairwise_tie_where_the_network_binds_as_the_page_says() -> None
         "same bytes either way, as on 2 x DGX H100 at 1 GiB, "
         f"{est['time_s'] / MS:.1f} ms each), the estimate names PXN"
     )
+
+
+def test_the_chain_period_formula_is_the_one_priced() -> None:
+    """docs/model.md states an LL chain's back-to-back period twice, under what nccl-tests times
+    and under pipelined broadcast and reduce; the second had kept the data after the slowest
+    stage (`+ t_ops + t_xfer`) once the data had moved inside it. The formula priced, worked by
+    hand: a 64 KiB broadcast across a 1 ms WAN (4 x DGX H100 on two sites) moves its data on
+    one channel's window, 512 KiB of LL lines per 2 ms round trip at half payload, so 500 us;
+    the GPU's stage, its 0.6 us NVLink hop and that data, is above the WAN stage's
+    2 x 1002.7 / 8 = 250.7 us, and P = 6.6 + (0.6 + 500) + 0.6 = 507.8 us."""
+    stage = "max(λ_up (m > 1) + t_xfer, 2 λ_net / 8, 2 λ_wan / 8) + t_ops"
+    _says(f"`P = base + {stage}`")
+    _says(f"P = base_ring,p + {stage} (back-to-back)")
+    assert "+ t_ops + t_xfer" not in MODEL
+    wan = "--sites 2 --wan wan-100g --rtt 2ms"
+    est = _estimate(f"broadcast --system dgx-h100 --nodes 4 {wan} --size 64KiB --proto ll")
+    data = 65536 / (512 * 1024 / 2e-3 * 0.5) / US
+    assert est["transfer_s"] / US == pytest.approx(data) == pytest.approx(500.0)
+    period = 6.6 + max(0.6 + data, 2 * (2.7 + 1000) / 8) + 0.6
+    assert period == pytest.approx(507.8)
+    one = est["one_operation_s"] / US
+    assert est["time_s"] / US == pytest.approx((one + 19 * period) / 20, rel=1e-6)
 
 
 def test_ll_chain_figures_outside_the_worked_examples_are_current_output() -> None:
