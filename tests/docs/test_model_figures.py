@@ -294,6 +294,15 @@ def test_the_chain_period_formula_is_the_one_priced() -> None:
     assert est["time_s"] / US == pytest.approx((one + 19 * period) / 20, rel=1e-6)
 
 
+def test_the_tree_fill_across_a_wan_is_current_output() -> None:
+    """docs/model.md's tree/LL all-reduce across a 1 ms WAN, whose fill runs the first chunk at
+    the WAN links' rate (the test in tests/engine/test_collectives.py works it by hand)."""
+    wan = "--sites 2 --wan wan-100g --rtt 2ms --algo tree --proto ll"
+    est = _estimate(f"allreduce --system dgx-h100 --nodes 4 {wan} --size 1MiB")
+    assert est["fill_s"] / US == pytest.approx(487.8, abs=0.05)
+    _says(f"fill for {est['fill_s'] / US:.0f} us, 4.21 ms in all for {est['time_s'] / MS:.2f} ms;")
+
+
 def test_ll_chain_figures_outside_the_worked_examples_are_current_output() -> None:
     """Three figures of LL broadcast chains docs/model.md quotes beside its worked examples had
     kept the period with the whole network hop (2.7 us) after a network stage came to hold

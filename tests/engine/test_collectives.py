@@ -668,6 +668,37 @@ def test_nccl_s_ring_plateau_leaves_the_wan_s_propagation_unscaled() -> None:
     assert "less the WAN's one-way latencies" in plateau.detail
 
 
+def test_a_tree_s_first_chunk_crosses_the_wan_at_its_links_rate() -> None:
+    """A tree's pipeline fill across a WAN runs the first chunk at the site's links' rate, not at
+    the window-bound one: the chunk finds its connection's buffer slots free, and the level's
+    one-way latency is a hop already. 4 x DGX H100 on two sites 1 ms apart, tree/LL all-reduce
+    of 1 MiB on 16 channels, chunk 32 KiB (one LL step), each tier through NCCL's tree LL
+    rate (x 0.92 / 3.8, at most half the 20.4 GB/s LL cap) per channel:
+    network 8 x 48.75 GB/s / 2 (each node sends 2S) -> capped 10.2 GB/s / 16 = 637.5 MB/s,
+    2 x 32 KiB = 102.8 us; WAN 1 x 11.25 GB/s x 0.92 / 3.8 / 16 = 170.2 MB/s, 2 x 32 KiB =
+    385.0 us; fill 487.8 us. At the window's 16 x 512 KiB per 2 ms (4.19 GB/s, 63.5 MB/s a
+    channel) the WAN's part had been 1.03 ms, the fill 1.14 ms and the operation 4.21 ms
+    (now 3.57 ms); the transfer keeps the window's rate (1 MiB at 1.02 GB/s)."""
+    from ibcalc.catalogue.load import load_catalogue
+
+    cat = load_catalogue(use_env=False)
+    spec = ClusterSpec(system="dgx-h100", nodes=4, sites=2, wan="wan-100g", wan_latency_s=1e-3)
+    cluster = resolve_cluster(cat, spec)
+    best = estimate_on(cluster, Collective.ALL_REDUCE, 2**20, algorithm="tree", protocol="LL").best
+    tree_ll = 0.92 / 3.8
+    net = 2 * 32768 / (20.4e9 / 2 / 16)
+    wan = 2 * 32768 / (11.25e9 * tree_ll / 16)
+    assert net / US == pytest.approx(102.8, abs=0.05)
+    assert wan / US == pytest.approx(385.0, abs=0.05)
+    assert best.fill_s == pytest.approx(net + wan, rel=1e-6)
+    window = 16 * 512 * 1024 / 2e-3
+    assert best.transfer_s == pytest.approx(2**20 / (window * tree_ll), rel=1e-6)
+    (fill,) = [t for t in best.terms if t.name == "pipeline fill"]
+    assert "2 across the WAN at 170 MB/s per channel (its links' rate: a first chunk finds" in (
+        fill.detail
+    )
+
+
 def test_switch_reductions_refuse_8_bit_types_and_fp8_rings_are_a_last_resort() -> None:
     """NVLS reduces 16/32/64-bit types, not 8-bit ones; NCCL 2.30.7 multiplies its FP8 ring
     estimate by 1024 above 8 ranks (docs/model.md#tuner-constants)."""

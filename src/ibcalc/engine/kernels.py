@@ -57,6 +57,7 @@ from ibcalc.engine.algorithms.recursive import (
 )
 from ibcalc.engine.algorithms.ring import _RING_COLLECTIVES, _ring_bw, ring_timing
 from ibcalc.engine.algorithms.tree import (
+    tree_fill_wan_bw,
     tree_network_multiplier,
     tree_stages,
     tree_tier_rate,
@@ -346,7 +347,8 @@ def _tree_kernel(
     unit = channel_unit_bytes(topo, protocol, params, ring=False)
     op_s = proxy_op_per_channel_s(topo, params)
     simple = protocol is Protocol.SIMPLE
-    stages = tree_stages(rate, (chain_bw, net_bw, wan_bw), (m - 1, net_levels, wan_depth))
+    fill_wan_bw = tree_fill_wan_bw(topo)
+    stages = tree_stages(rate, (chain_bw, net_bw, fill_wan_bw), (m - 1, net_levels, wan_depth))
     per_channel_parts = channel_rates(held_stages(stages, protocol), full)
     chunk_depth = max(1, total_stages // 2) if simple else 1
 

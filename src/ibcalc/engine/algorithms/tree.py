@@ -142,6 +142,18 @@ def tree_tier_rate(
     return lambda tier_bw: tier_bw * factor
 
 
+def tree_fill_wan_bw(topo: Topology) -> float:
+    """The rate a tree's first chunk crosses the WAN at (:func:`tree_stages`): the site's WAN
+    links' for the collective, inf without a WAN. Not :meth:`Topology.wan_bw_Bps`, which a long
+    WAN binds to NCCL's buffers in flight per round trip: a first chunk finds its connection's
+    buffer slots free, and the level's one-way latency is charged as a hop already; at the
+    window's rate the chunk took a share of the round trip a second time (a 32 KiB LL chunk
+    across a 1 ms WAN, 16 channels: 516 us at 63.5 MB/s, for 193 us at the links' 170 MB/s)."""
+    if topo.wan is None:
+        return math.inf
+    return topo.wan.domain_bw_Bps / tree_network_multiplier(topo.sites)
+
+
 def tree_stages(
     rate: Callable[[float], float],
     tiers: tuple[float, float, float],
@@ -222,7 +234,8 @@ def tree_timing(
     # own tier's rate and does not take the size-bucket correction (with it, the fill fell as
     # the correction rose from 1 to 8 MiB faster than the chunk grew, and a tree/Simple
     # all-reduce took less time for more bytes)
-    stages = tree_stages(rate, (chain_bw, net_bw, wan_bw), (m - 1, net_levels, wan_depth))
+    fill_wan_bw = tree_fill_wan_bw(topo)
+    stages = tree_stages(rate, (chain_bw, net_bw, fill_wan_bw), (m - 1, net_levels, wan_depth))
     transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
     parts = fill_parts(size_bytes, stages, topo, protocol=protocol, params=params, active=active)
     fill = 0.0 if parts is None else parts.seconds
@@ -366,7 +379,9 @@ def _fill_detail(
             inside = f"the {topo.node}" if one else f"{topo.node}s"
             held = f"LL and LL128 lines stream through the stages in {inside}; {held}"
     rates = ", ".join(
-        f"{n} {where(tier)} at {format_bandwidth(rate)} per channel = "
+        f"{n} {where(tier)} at {format_bandwidth(rate)} per channel"
+        + (" (its links' rate: a first chunk finds the buffer slots free)" if tier == "wan" else "")
+        + " = "
         f"{worked(n * parts.chunk_bytes / rate)}"
         for n, rate, tier in parts.parts
     )
