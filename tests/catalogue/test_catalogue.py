@@ -886,7 +886,7 @@ def test_unknown_system_suggests_the_closest(builtin_catalogue: Catalogue) -> No
     # full-width ndr is a link too (review CI: it had been offered ndv5 and ndv4)
     with pytest.raises(UnknownNameError) as info:
         find_system(builtin_catalogue, "\uff4e\uff44\uff52")
-    assert str(info.value).endswith("ndr is a link, not a system preset")
+    assert str(info.value).endswith("ndr is a scale-out link, not a system preset")
     # and full-width dgx-h100 is a system, not a link (review CJ)
     with pytest.raises(UnknownNameError) as info:
         find_link(builtin_catalogue, "\uff44\uff47\uff58\uff0d\uff48\uff11\uff10\uff10")

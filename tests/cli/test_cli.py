@@ -1124,8 +1124,8 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
         ),
         (
             ["systems", "show", "ndr"],
-            "error: name 'ndr' is not a known system: ndr is a link, not a system preset (see "
-            "'ibcalc systems show --help')",
+            "error: name 'ndr' is not a known system: ndr is a scale-out link, not a system "
+            "preset (see 'ibcalc systems show --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--inter", "hgx-h100"],
@@ -1135,8 +1135,8 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
         # the storage catalogue too, both ways (storage show ndr had listed the storage)
         (
             ["storage", "show", "ndr"],
-            "error: name 'ndr' is not a known storage: ndr is a link, not a storage entry "
-            "(storage: nvmeof-target, ddn-ai400x2, aws-s3; see 'ibcalc storage show --help')",
+            "error: name 'ndr' is not a known storage: ndr is a scale-out link, not a storage "
+            "entry (storage: nvmeof-target, ddn-ai400x2, aws-s3; see 'ibcalc storage show --help')",
         ),
         (
             ["checkpoint", "--storage", "dgx-h100", "--model", "llama3-8b"],

@@ -267,6 +267,18 @@ error: --intra 'dgx-h100' is not a known link: dgx-h100 is a system preset, not 
 $ gap --intra nvlink4 --inter DGX-H100
 error: --inter 'DGX-H100' is not a known link: dgx-h100 is a system preset, not a link \
 (give --system dgx-h100; see 'ibcalc gap --help')
+$ allreduce --size 1GB --system ndr
+error: --system 'ndr' is not a known system: ndr is a scale-out link, not a system preset \
+(give --fabric ndr; see 'ibcalc allreduce --help')
+$ gap --system nvlink4
+error: --system 'nvlink4' is not a known system: nvlink4 is a scale-up link, not a system preset \
+(give --intra nvlink4; see 'ibcalc gap --help')
+$ train --model llama3-8b --system wan-100g
+error: --system 'wan-100g' is not a known system: wan-100g is a wan link, not a system preset \
+(give --wan wan-100g; see 'ibcalc train --help')
+$ allreduce --size 1GB --system ndr --fabric hdr
+error: --system 'ndr' is not a known system: ndr is a scale-out link, not a system preset \
+(see 'ibcalc allreduce --help')
 $ links show dgx-h100
 error: name 'dgx-h100' is not a known link: dgx-h100 is a system preset, not a link \
 (see 'ibcalc links show --help')

@@ -1086,8 +1086,8 @@ CASES: list[Case] = [
         "storage-link-slip",
         "checkpoint --storage ndr --model llama3-8b",
         2,
-        "--storage 'ndr' is not a known storage: ndr is a link, not a storage entry (storage: "
-        "nvmeof-target, ddn-ai400x2, aws-s3; see 'ibcalc checkpoint --help')",
+        "--storage 'ndr' is not a known storage: ndr is a scale-out link, not a storage entry "
+        "(storage: nvmeof-target, ddn-ai400x2, aws-s3; see 'ibcalc checkpoint --help')",
         "a link's id where storage goes says what it is (the client link is --storage-link)",
     ),
     C(

@@ -865,9 +865,10 @@ def _name_list(key: str, entries: Sequence[Link | System], what: str, hint: str 
 
 
 def _elsewhere(catalogue: Catalogue, key: str, what: str) -> str | None:
-    """``"dgx-h100 is a system preset, not a link"`` where ``key``, unknown as a ``what``, names
-    an entry of another catalogue (``links show dgx-h100`` had suggested ib-hdr100; ``storage
-    show ndr`` had listed the storage), else None."""
+    """``"dgx-h100 is a system preset, not a link"`` (``"ndr is a scale-out link, not a system
+    preset"``) where ``key``, unknown as a ``what``, names an entry of another catalogue
+    (``links show dgx-h100`` had suggested ib-hdr100; ``storage show ndr`` had listed the
+    storage), else None."""
     others: tuple[tuple[str, Sequence[Link | System | Storage]], ...] = (
         ("link", catalogue.links),
         ("system", catalogue.systems),
@@ -876,7 +877,10 @@ def _elsewhere(catalogue: Catalogue, key: str, what: str) -> str | None:
     for kind, entries in others:
         hit = next((e for e in entries if kind != what and key in e.names), None)
         if hit is not None:
-            return f"{hit.id} is {_ENTRY_WORDS[kind]}, not {_ENTRY_WORDS[what]}"
+            # a link says its kind, which tells the command line the option it goes to
+            # ('--system ndr' had been told what ndr is, not where it goes)
+            entry = f"a {hit.kind} link" if isinstance(hit, Link) else _ENTRY_WORDS[kind]
+            return f"{hit.id} is {entry}, not {_ENTRY_WORDS[what]}"
     return None
 
 

@@ -305,6 +305,17 @@ _UNKNOWN = lazy_pattern(
 #: The rest of the library's refusal of a system preset's name given where a link belongs.
 _PRESET_NOT_LINK = lazy_pattern(r": (?P<id>\S+) is a system preset, not a link")
 
+#: The rest of the library's refusal of a link's name given where a system preset belongs.
+_LINK_NOT_PRESET = lazy_pattern(r": (?P<id>\S+) is a (?P<kind>[a-z-]+) link, not a system preset")
+
+#: The option each kind of link goes to, by its first long name and the name it is given as.
+_LINK_OPTIONS = {
+    "scale-out": ("--inter", "--fabric"),
+    "scale-up": ("--intra", "--intra"),
+    "host": ("--intra", "--intra"),
+    "wan": ("--wan", "--wan"),
+}
+
 
 #: The names whose refusal begins with the option (or argument) typed.
 _NAMED_UNKNOWNS = frozenset({"collective", "dtype", "kind", "link", "model", "storage", "system"})
@@ -341,6 +352,12 @@ def _named_unknown(line: str) -> str:
     if preset is not None and "--system" in command.options and "--system" not in command.values:
         # 'gap --intra dgx-h100' had been told what dgx-h100 is, not where it goes (a review)
         refusal = with_aside(refusal, f" (give --system {preset['id']})")
+    link = _LINK_NOT_PRESET().fullmatch(match["rest"]) if match["what"] == "system" else None
+    if link is not None and link["kind"] in _LINK_OPTIONS:
+        # and '--system ndr' what ndr is, not that it goes to --fabric (a review)
+        option, flag = _LINK_OPTIONS[link["kind"]]
+        if flag in command.options and option not in command.values:
+            refusal = with_aside(refusal, f" (give {flag} {link['id']})")
     return with_aside(refusal, f" (see '{command.path} --help')")
 
 
