@@ -672,8 +672,29 @@ def test_a_byte_short_reads_over_and_the_exact_need_fits(builtin_catalogue: Cata
     exact = _step(builtin_catalogue, "dgx-h100", 1, gpu_memory_bytes=need, **spec)
     assert short.memory.fits is False
     assert exact.memory.fits is True
-    assert any(w.startswith("out of memory (100.000000002%): ") for w in short.warnings)
+    assert any(w.startswith("out of memory (100.000000002%, 1 B over): ") for w in short.warnings)
     assert any(w.startswith("memory is tight (100.0%): ") for w in exact.warnings)
+
+
+def test_a_need_that_prints_as_the_capacity_says_how_far_over_it_is() -> None:
+    # the Llama 3 8B layout above, 58,844,132,352 B per GPU, on GPUs of 3 MiB less:
+    # 58,840,986,624 B = 54.79994 GiB prints 54.8 GiB, and the need 54.80 GiB (four figures
+    # near 100 %), which had read "54.80 GiB per GPU against --gpu-memory 54.8 GiB"; over by
+    # 3,145,728 / 58,840,986,624 = 0.0053 %, 100.1 % rounded up
+    args = ["train", "--model", "llama3-8b", "--system", "dgx-h100", "--dp", "8", "--zero", "3"]
+    over = CliRunner().invoke(app, [*args, "--gpu-memory", "58840986624B"])
+    assert over.exit_code == 0, over.output
+    assert (
+        "warning: out of memory (100.1%, 3.00 MiB over): 54.80 GiB per GPU against "
+        "--gpu-memory 54.8 GiB; " in over.output
+    )
+    assert "54.8 GiB of --gpu-memory 54.8 GiB (100.1%, 3.00 MiB over): weights" in over.output
+    # 3 MiB to spare is said so (99.995 %, never rounded up to read full); a need that reads
+    # apart from the capacity says nothing more
+    spare = CliRunner().invoke(app, [*args, "--gpu-memory", "58847278080B"])
+    assert "memory is tight (99.9%, 3.00 MiB to spare): 54.80 GiB per GPU of" in spare.output
+    apart = CliRunner().invoke(app, [*args, "--gpu-memory", "55GiB"])
+    assert "memory is tight (99.6%): 54.80 GiB per GPU of --gpu-memory 55.0 GiB," in apart.output
 
 
 @pytest.mark.parametrize(

@@ -57,6 +57,7 @@ from ibcalc.workload.memory import (
     Recompute,
     TrainMemory,
     apart_sizes,
+    excess_words,
     memory_size,
     percent,
 )
@@ -214,7 +215,8 @@ def _memory_words(memory: GpuMemory, names: Mapping[str, str]) -> str:
     if memory.capacity_from is None or memory.used_fraction is None:
         return f"{need} per GPU (not checked: no GPU memory known): {memory.parts_words()}"
     against = named_notes([memory.capacity_from], names)[0]
-    return f"{need} of {against} ({percent(memory.used_fraction)}): {memory.parts_words()}"
+    share = f"{percent(memory.used_fraction)}{excess_words(memory, need)}"
+    return f"{need} of {against} ({share}): {memory.parts_words()}"
 
 
 def compare_dict(

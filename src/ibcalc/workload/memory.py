@@ -62,6 +62,7 @@ __all__ = [
     "apart_sizes",
     "busiest_candidates",
     "candidate_stages",
+    "excess_words",
     "gpu_capacity",
     "in_flight",
     "judge_fit",
@@ -504,14 +505,27 @@ def judge_fit(
         notes.append(f"memory fit not checked: {why}; give {{gpu_memory}} (needs {need} per GPU)")
     elif used > 1:
         warnings.append(
-            f"{OUT_OF_MEMORY} ({percent(used)}): {need} per GPU against {memory.capacity_from}; "
-            f"{remedies()}"
+            f"{OUT_OF_MEMORY} ({percent(used)}{excess_words(memory, need)}): {need} per GPU "
+            f"against {memory.capacity_from}; {remedies()}"
         )
     else:
         warnings.append(
-            f"{TIGHT} ({percent(used)}): {need} per GPU of {memory.capacity_from}, "
-            f"leaving less than a tenth for what is not counted ({uncounted})"
+            f"{TIGHT} ({percent(used)}{excess_words(memory, need)}): {need} per GPU of "
+            f"{memory.capacity_from}, leaving less than a tenth for what is not counted "
+            f"({uncounted})"
         )
+
+
+def excess_words(memory: GpuMemory, need: str) -> str:
+    """``", 2.94 MiB over"`` (``", 1 B to spare"``) where ``need``, the total as printed, reads
+    the same number as the capacity but is not it, else "": "54.80 GiB per GPU against
+    --gpu-memory 54.8 GiB" had not said why it was out of memory (a review)."""
+    if memory.capacity_bytes is None:
+        return ""
+    gap = memory.total_bytes - memory.capacity_bytes
+    if not gap or _amount(need) != _amount(memory_size(memory.capacity_bytes)):
+        return ""
+    return f", {memory_size(abs(gap))} {'over' if gap > 0 else 'to spare'}"
 
 
 def apart_sizes(need_bytes: float, largest_bytes: float) -> tuple[str, str]:
