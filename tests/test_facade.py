@@ -44,7 +44,7 @@ from ibcalc.facade import (
     nccl_tests_max_bytes,
     simple_per_step_s,
 )
-from ibcalc.units import format_time
+from ibcalc.units import format_size, format_time
 
 PER_RANK = (Collective.ALL_GATHER, Collective.REDUCE_SCATTER)
 WHOLE = (Collective.ALL_REDUCE, Collective.BROADCAST, Collective.REDUCE, Collective.SEND_RECV)
@@ -2425,3 +2425,25 @@ def test_the_size_functions_say_their_units() -> None:
         assert "seconds" in doc, function.__qualname__
         assert "bytes per second" in doc, function.__qualname__
     assert "seconds" in (inspect.getdoc(CollectivePlan.time_s) or "")
+
+
+@pytest.mark.parametrize(
+    ("size", "per_rank"),
+    [
+        # nccl-tests runs 4 GiB on 24 ranks as 44,739,240 fp32 elements a rank: S = 4,294,967,040
+        # B, and (n-1)/n x S = 4,116,010,080 B = 3.8333 GiB; it had read "4.116 GB per rank"
+        # beside the 4 GiB asked for
+        (4 * 2**30, "(n-1)/n x S (n = 24) = 3.833 GiB per rank"),
+        # 4 GB: 41,666,666 elements a rank, S = 3,999,999,936 B, 23/24 of it 3.833 GB
+        (4 * 10**9, "(n-1)/n x S (n = 24) = 3.833 GB per rank"),
+    ],
+)
+def test_a_derived_size_reads_in_the_units_of_the_size_asked(
+    builtin_catalogue: Catalogue, size: int, per_rank: str
+) -> None:
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=3))
+    est = estimate_on(cluster, Collective.ALL_GATHER, size, algorithm="ring", protocol="simple")
+    (transfer,) = [t for t in est.best.terms if t.name == "transfer"]
+    assert per_rank in transfer.detail
+    # a size printed outside an estimate keeps the usual choice: four decimal figures
+    assert format_size(23 / 24 * 4_294_967_040) == "4.116 GB"

@@ -30,6 +30,7 @@ from ibcalc.units import (
     parse_count,
     parse_size,
     parse_time,
+    sizes_like,
 )
 
 PIB = 2**50  # the documented upper limit of a size: 1 PiB
@@ -581,6 +582,32 @@ def test_zero_time_refused_on_request() -> None:
 )
 def test_format_size(size_bytes: int, text: str) -> None:
     assert format_size(size_bytes) == text
+
+
+@pytest.mark.parametrize(
+    ("like", "size_bytes", "text"),
+    [
+        # beside a size asked in binary units, one exact in neither reads in them:
+        # 23/24 x 4 GiB = 4,116,010,325 B = 3.833 GiB (it had read 4.116 GB)
+        (4 * 2**30, 23 / 24 * 4 * 2**30, "3.833 GiB"),
+        (4 * 2**30, 1_252_698_880, "1.167 GiB"),
+        (2**20, 748_123, "730.6 KiB"),  # 748,123 / 1024 = 730.589
+        # one exact in a unit keeps it, whichever family: 1 MB, 1.5 GiB
+        (4 * 2**30, 10**6, "1 MB"),
+        (4 * 2**30, 3 * 2**29, "1.5 GiB"),
+        # beside a decimal size (or bytes that are no binary size) nothing changes
+        (4 * 10**9, 23 / 24 * 4 * 2**30, "4.116 GB"),
+        (4_294_967_040, 23 / 24 * 4 * 2**30, "4.116 GB"),
+        # and below 1 kB bytes are bytes
+        (4 * 2**30, 999, "999 B"),
+    ],
+)
+def test_a_size_reads_in_the_family_of_the_one_it_is_beside(
+    like: float, size_bytes: float, text: str
+) -> None:
+    with sizes_like(like):
+        assert format_size(size_bytes) == text
+    assert format_size(10**6) == "1 MB"  # and the family is left behind on the way out
 
 
 @given(

@@ -81,6 +81,7 @@ from ibcalc.units import (
     format_size,
     format_time,
     memory_size,
+    sizes_like,
 )
 
 __all__ = [
@@ -658,6 +659,21 @@ def _estimate(
     protocol: Protocol | None,
     *,
     what_if: bool = True,
+) -> Estimate:
+    # its derivation writes the sizes it works out in the units the size came in (GiB for 4 GiB;
+    # a size that is no number is refused first, as it was)
+    with sizes_like(check_size(size_bytes)):
+        return _estimate_sized(cluster, plan, size_bytes, algorithm, protocol, what_if=what_if)
+
+
+def _estimate_sized(
+    cluster: ResolvedCluster,
+    plan: Plan,
+    size_bytes: float,
+    algorithm: Algorithm | None,
+    protocol: Protocol | None,
+    *,
+    what_if: bool,
 ) -> Estimate:
     collective, dt, params = plan.collective, plan.dtype, plan.params
     size = effective_size(collective, size_bytes, cluster.ranks, dt)

@@ -19,6 +19,9 @@ import functools
 import math
 import numbers
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from fractions import Fraction
 
 from ibcalc.errors import UnitError
@@ -63,6 +66,7 @@ __all__ = [
     "parse_time",
     "plural",
     "significant",
+    "sizes_like",
     "written_in_bits",
 ]
 
@@ -567,20 +571,53 @@ def memory_size(size_bytes: float, digits: int = 3) -> str:
     return f"{text.rstrip('.')} {name}"
 
 
+_BINARY_STEPS = ((PiB, "PiB"), (TiB, "TiB"), (GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB"))
+_DECIMAL_STEPS = ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "kB"))
+
+#: Whether a size exact in neither family prints in binary units: set while an estimate of a
+#: size asked for in binary units is worked out (:func:`sizes_like`).
+_BINARY_SIZES: ContextVar[bool] = ContextVar("_BINARY_SIZES", default=False)
+
+
 def format_size(size_bytes: float) -> str:
     """Format a size with a decimal or binary unit, whichever is exact or shorter: a binary
     unit where the size is a whole or short fraction of one (``1.5 GiB``, as ``--size 1.5GiB``
-    reads), else four significant digits of a decimal one (``1.611 GB``)."""
+    reads), else four significant digits of a decimal one (``1.611 GB``); of a binary one
+    (``1.5 GiB``) inside :func:`sizes_like` of a binary size, unless exact in a decimal unit."""
     if size_bytes < KB:
         return f"{size_bytes:g} B"
-    for factor, name in ((PiB, "PiB"), (TiB, "TiB"), (GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
-        units = size_bytes / factor
-        if 1 <= units < 1024 and float(f"{units:.4g}") == units:
-            return f"{units:g} {name}"
-    scaled = _scaled(
-        size_bytes, ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "kB")), ".4g"
-    )
+    exact = _whole_in(size_bytes, _BINARY_STEPS, 1024)
+    if exact is not None:
+        return exact
+    if _BINARY_SIZES.get():
+        exact = _whole_in(size_bytes, _DECIMAL_STEPS, 1000)
+        scaled = _scaled(size_bytes, _BINARY_STEPS, ".4g")
+        if exact is None and scaled is not None:
+            return f"{scaled[0]} {scaled[1]}"
+    scaled = _scaled(size_bytes, _DECIMAL_STEPS, ".4g")
     return f"{scaled[0]} {scaled[1]}" if scaled else f"{size_bytes:g} B"
+
+
+def _whole_in(size_bytes: float, steps: tuple[tuple[float, str], ...], limit: int) -> str | None:
+    """``size_bytes`` in the largest of ``steps`` (each ``limit`` times the next) of which it
+    is a whole or short fraction (four figures at most: ``1.5 GiB``), else None."""
+    for factor, name in steps:
+        units = size_bytes / factor
+        if 1 <= units < limit and float(f"{units:.4g}") == units:
+            return f"{units:g} {name}"
+    return None
+
+
+@contextmanager
+def sizes_like(size_bytes: float) -> Iterator[None]:
+    """While inside, a size exact in neither family prints in the one ``size_bytes`` prints in
+    (:func:`format_size`): an estimate of 4 GiB on 24 ranks had derived ``(n-1)/n x S = 4.116
+    GB per rank`` beside the 4 GiB asked for; it reads 3.833 GiB."""
+    token = _BINARY_SIZES.set(_whole_in(size_bytes, _BINARY_STEPS, 1024) is not None)
+    try:
+        yield
+    finally:
+        _BINARY_SIZES.reset(token)
 
 
 def _scaled(

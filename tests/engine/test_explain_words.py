@@ -438,9 +438,9 @@ def test_a_torus_all_to_all_says_the_bisection_binds_only_where_it_does(
     builtin_catalogue: Catalogue,
 ) -> None:
     """A 3-chip TPU v5e slice (3 x 1, two ports a chip at 90 GB/s achievable each): 1 GiB's
-    bisection term is m/2 x m/2 x S/n = 805.3 MB over 2 links of 45 GB/s = 8.95 ms, its own
-    links' (m-1)/n x S = 715.8 MB at 90 GB/s x the all-to-all share. At the fitted 0.935 that is
-    8.51 ms and the bisection binds; at 0.85 (a calibrated override) 715.8 MB / 76.5 GB/s =
+    bisection term is m/2 x m/2 x S/n = 768 MiB over 2 links of 45 GB/s = 8.95 ms, its own
+    links' (m-1)/n x S = 682.7 MiB at 90 GB/s x the all-to-all share. At the fitted 0.935 that is
+    8.51 ms and the bisection binds; at 0.85 (a calibrated override) 682.7 MiB / 76.5 GB/s =
     9.36 ms, the chip's links bind, and the words say so. They had kept saying the bisection
     binds, against the link's rate without the share, beside a time it did not multiply out to."""
     cluster = resolve_cluster(builtin_catalogue, ClusterSpec(intra="tpu-v5e-ici", gpus_per_node=3))
@@ -458,4 +458,5 @@ def test_a_torus_all_to_all_says_the_bisection_binds_only_where_it_does(
         assert transfer.seconds == pytest.approx(seconds, rel=1e-6)
         assert ("the torus's bisection binds" in transfer.detail) is bisected
         assert ("bisection" in est.best.bottleneck) is bisected
-    assert "715.8 MB per GPU at 76.5 GB/s" in transfer.detail
+    # in the binary units of the 1 GiB asked for, as S is
+    assert "682.7 MiB per GPU at 76.5 GB/s" in transfer.detail
