@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from conftest import check_shown_in_order
 from ibcalc.cli import app
+from ibcalc.units import format_time, parse_time
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -659,3 +660,16 @@ def test_nccl_check_guide_counts_the_one_collective_table_it_shows() -> None:
         "nccl-check.md",
         rf"Of the {len(moves)} cells, {worse} get worse, {better} better and {same} stay;",
     )
+
+
+def test_architecture_times_print_as_it_says() -> None:
+    """docs/architecture.md's rule for printed times holds: every "X prints as `Y`" it gives is
+    what format_time prints for X. It had said times print in us, ms or s while a time under
+    0.1 us prints in ns (the data of a reduce of 8 B, 6.27 ns), and that 999.7 us prints as
+    `1 ms` where it is `1.00 ms`."""
+    rule = _said("architecture.md", r"\* \*\*Times\*\*: (.*?) \* \*\*nccl-tests").group(1)
+    assert "most readable of ns, us, ms and s" in rule
+    pairs = re.findall(r"([\d,.]+) (ns|us|s)(?: prints)? as `([^`]+)`", rule)
+    assert {unit for _, unit, _ in pairs} == {"ns", "us", "s"}
+    for number, unit, shown in pairs:
+        assert format_time(parse_time(f"{number.replace(',', '')} {unit}")) == shown
