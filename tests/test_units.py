@@ -591,6 +591,10 @@ def test_format_size(size_bytes: int, text: str) -> None:
         # 23/24 x 4 GiB = 4,116,010,325 B = 3.833 GiB (it had read 4.116 GB)
         (4 * 2**30, 23 / 24 * 4 * 2**30, "3.833 GiB"),
         (4 * 2**30, 1_252_698_880, "1.167 GiB"),
+        # up to 1024 of a binary unit before the next (1000.5 GiB had read 0.9771 TiB), and
+        # one that rounds to 1024 in the next: 1023.99 GiB is 1 TiB
+        (4 * 2**30, 1000.5 * 2**30, "1000 GiB"),
+        (4 * 2**30, 1023.99 * 2**30, "1 TiB"),
         (2**20, 748_123, "730.6 KiB"),  # 748,123 / 1024 = 730.589
         # one exact in a unit keeps it, whichever family: 1 MB, 1.5 GiB
         (4 * 2**30, 10**6, "1 MB"),

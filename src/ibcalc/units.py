@@ -591,7 +591,7 @@ def format_size(size_bytes: float) -> str:
         return exact
     if _BINARY_SIZES.get():
         exact = _whole_in(size_bytes, _DECIMAL_STEPS, 1000)
-        scaled = _scaled(size_bytes, _BINARY_STEPS, ".4g")
+        scaled = _scaled(size_bytes, _BINARY_STEPS, ".4g", 1024)
         if exact is None and scaled is not None:
             return f"{scaled[0]} {scaled[1]}"
     scaled = _scaled(size_bytes, _DECIMAL_STEPS, ".4g")
@@ -621,15 +621,16 @@ def sizes_like(size_bytes: float) -> Iterator[None]:
 
 
 def _scaled(
-    value: float, steps: tuple[tuple[float, str], ...], spec: str
+    value: float, steps: tuple[tuple[float, str], ...], spec: str, limit: float = 1000
 ) -> tuple[str, str] | None:
     """``value`` in the largest of ``steps`` (factor, name; largest first) it reaches, formatted
-    with ``spec``, and that step's name; the next step up when rounding reaches 1000
-    (999,997,440 B is 1 GB, not 1000 MB; 999.9999B is 1T). None below the smallest step."""
+    with ``spec``, and that step's name; the next step up when rounding reaches ``limit``, the
+    steps' ratio (999,997,440 B is 1 GB, not 1000 MB; 999.9999B is 1T; 1000.5 GiB stays 1000
+    GiB, not 0.9771 TiB). None below the smallest step."""
     for i, (factor, name) in enumerate(steps):
         if value >= factor:
             text = format(value / factor, spec)
-            if float(text) >= 1000 and i > 0:
+            if float(text) >= limit and i > 0:
                 factor, name = steps[i - 1]
                 text = format(value / factor, spec)
             return text, name
