@@ -276,6 +276,20 @@ error: --system 'nvlink4' is not a known system: nvlink4 is a scale-up link, not
 $ train --model llama3-8b --system wan-100g
 error: --system 'wan-100g' is not a known system: wan-100g is a wan link, not a system preset \
 (give --wan wan-100g; see 'ibcalc train --help')
+$ checkpoint --model llama3-8b --storage ndr
+error: --storage 'ndr' is not a known storage: ndr is a scale-out link, not a storage entry \
+(storage: nvmeof-target, ddn-ai400x2, aws-s3; give --storage-link ndr; \
+see 'ibcalc checkpoint --help')
+$ checkpoint --model llama3-8b --storage wan-100g
+error: --storage 'wan-100g' is not a known storage: wan-100g is a wan link, not a storage entry \
+(storage: nvmeof-target, ddn-ai400x2, aws-s3; give --storage-link wan-100g; \
+see 'ibcalc checkpoint --help')
+$ checkpoint --model llama3-8b --storage nvlink4
+error: --storage 'nvlink4' is not a known storage: nvlink4 is a scale-up link, not a storage entry \
+(storage: nvmeof-target, ddn-ai400x2, aws-s3; see 'ibcalc checkpoint --help')
+$ checkpoint --model llama3-8b --storage ndr --storage-link hdr
+error: --storage 'ndr' is not a known storage: ndr is a scale-out link, not a storage entry \
+(storage: nvmeof-target, ddn-ai400x2, aws-s3; see 'ibcalc checkpoint --help')
 $ allreduce --size 1GB --system ndr --fabric hdr
 error: --system 'ndr' is not a known system: ndr is a scale-out link, not a system preset \
 (see 'ibcalc allreduce --help')

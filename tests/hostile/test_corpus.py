@@ -1087,8 +1087,9 @@ CASES: list[Case] = [
         "checkpoint --storage ndr --model llama3-8b",
         2,
         "--storage 'ndr' is not a known storage: ndr is a scale-out link, not a storage entry "
-        "(storage: nvmeof-target, ddn-ai400x2, aws-s3; see 'ibcalc checkpoint --help')",
-        "a link's id where storage goes says what it is (the client link is --storage-link)",
+        "(storage: nvmeof-target, ddn-ai400x2, aws-s3; give --storage-link ndr; "
+        "see 'ibcalc checkpoint --help')",
+        "a link's id where storage goes says what it is and the option it goes to",
     ),
     C(
         "storage-unknown",

@@ -305,15 +305,27 @@ _UNKNOWN = lazy_pattern(
 #: The rest of the library's refusal of a system preset's name given where a link belongs.
 _PRESET_NOT_LINK = lazy_pattern(r": (?P<id>\S+) is a system preset, not a link")
 
-#: The rest of the library's refusal of a link's name given where a system preset belongs.
-_LINK_NOT_PRESET = lazy_pattern(r": (?P<id>\S+) is a (?P<kind>[a-z-]+) link, not a system preset")
+#: The rest of the library's refusal of a link's name given where a system preset or a storage
+#: entry belongs (the storage's, with the list of storage after it).
+_LINK_NOT_ENTRY = lazy_pattern(
+    r": (?P<id>\S+) is a (?P<kind>[a-z-]+) link, not a (?:system preset|storage entry)"
+    r"(?: \([^()]*\))?"
+)
 
-#: The option each kind of link goes to, by its first long name and the name it is given as.
-_LINK_OPTIONS = {
-    "scale-out": ("--inter", "--fabric"),
-    "scale-up": ("--intra", "--intra"),
-    "host": ("--intra", "--intra"),
-    "wan": ("--wan", "--wan"),
+#: The option each kind of link goes to where a system preset or a storage entry was asked
+#: for, by its first long name and the name it is given as: a storage's client link is a
+#: scale-out or WAN link ('--storage-link nvlink4' is refused).
+_LINK_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
+    "system": {
+        "scale-out": ("--inter", "--fabric"),
+        "scale-up": ("--intra", "--intra"),
+        "host": ("--intra", "--intra"),
+        "wan": ("--wan", "--wan"),
+    },
+    "storage": {
+        "scale-out": ("--storage-link", "--storage-link"),
+        "wan": ("--storage-link", "--storage-link"),
+    },
 }
 
 
@@ -352,10 +364,12 @@ def _named_unknown(line: str) -> str:
     if preset is not None and "--system" in command.options and "--system" not in command.values:
         # 'gap --intra dgx-h100' had been told what dgx-h100 is, not where it goes (a review)
         refusal = with_aside(refusal, f" (give --system {preset['id']})")
-    link = _LINK_NOT_PRESET().fullmatch(match["rest"]) if match["what"] == "system" else None
-    if link is not None and link["kind"] in _LINK_OPTIONS:
-        # and '--system ndr' what ndr is, not that it goes to --fabric (a review)
-        option, flag = _LINK_OPTIONS[link["kind"]]
+    options = _LINK_OPTIONS.get(match["what"], {})
+    link = _LINK_NOT_ENTRY().fullmatch(match["rest"]) if options else None
+    if link is not None and link["kind"] in options:
+        # and '--system ndr' what ndr is, not that it goes to --fabric (a review); '--storage
+        # ndr' that it goes to --storage-link
+        option, flag = options[link["kind"]]
         if flag in command.options and option not in command.values:
             refusal = with_aside(refusal, f" (give {flag} {link['id']})")
     return with_aside(refusal, f" (see '{command.path} --help')")
