@@ -1086,3 +1086,22 @@ def test_compare_ranks_tight_after_roomy_and_keys_its_notes_on_a_narrow_page() -
     assert sum(row[-1] == "tight" for row in rows) == sum(rank(r) == 1 for r in layouts)
     assert "  - OOM: out of memory; tight: over 90% of the GPU's memory" in lines
     assert "  - a: tp 16 is more than the model's 8 key/value heads" in lines
+
+
+@pytest.mark.parametrize(
+    ("typed", "shown"),
+    [
+        ("54.81GiB", "54.81 GiB"),  # 58,851,789,373.44 B: three figures (54.8) had lost the 1
+        ("54.815GiB", "54.815 GiB"),
+        ("80GiB", "80.0 GiB"),  # three figures already write it
+        ("80GB", "74.5 GiB"),  # 74.505805969 GiB: no short figure writes it, three kept
+        ("1.5TiB", "1536 GiB"),  # whole in GiB: every figure of the 1536
+    ],
+)
+def test_a_gpu_memory_typed_prints_back_with_the_digits_it_was_typed_with(
+    typed: str, shown: str
+) -> None:
+    args = ["train", "--model", "llama3-8b", "--system", "dgx-h100", "--dp", "8"]
+    result = CliRunner().invoke(app, [*args, "--gpu-memory", typed])
+    assert result.exit_code == 0, result.output
+    assert f" of --gpu-memory {shown} (" in result.output

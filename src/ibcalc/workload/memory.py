@@ -40,7 +40,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
 from ibcalc.memo import IdentityMemo
-from ibcalc.units import GiB, format_share, memory_size
+from ibcalc.units import GiB, KiB, MiB, format_share, memory_size
 
 if TYPE_CHECKING:
     from ibcalc.catalogue.models import System
@@ -62,6 +62,7 @@ __all__ = [
     "apart_sizes",
     "busiest_candidates",
     "candidate_stages",
+    "capacity_size",
     "excess_words",
     "gpu_capacity",
     "in_flight",
@@ -458,15 +459,32 @@ def decimal_capacity_note(given_bytes: float | None) -> str | None:
     )
 
 
+#: The bytes of each unit a memory size prints in.
+_MEMORY_UNITS = {"B": 1, "KiB": KiB, "MiB": MiB, "GiB": GiB}
+
+
+def capacity_size(size_bytes: float) -> str:
+    """One GPU's memory as :func:`memory_size` prints it, with the digits (3 to 9) it takes to
+    read back as the same byte count where some do: ``--gpu-memory 54.81GiB`` had printed back
+    as 54.8 GiB, a digit of the size typed lost. A size no such digits write (80GB, 74.505...
+    GiB) keeps three."""
+    for digits in range(3, 10):
+        text = memory_size(size_bytes, digits=digits)
+        number, unit = _amount(text)
+        if round(number * _MEMORY_UNITS.get(unit, 0)) == round(size_bytes):
+            return text
+    return memory_size(size_bytes)
+
+
 def gpu_capacity(
     given_bytes: float | None, system: System | None
 ) -> tuple[float | None, str | None]:
     """One GPU's memory and where it comes from: the one given (``{gpu_memory}``), else the
     system preset's; (None, None) when neither states one."""
     if given_bytes is not None:
-        return given_bytes, f"{{gpu_memory}} {memory_size(given_bytes)}"
+        return given_bytes, f"{{gpu_memory}} {capacity_size(given_bytes)}"
     if system is not None and system.gpu_memory_bytes is not None:
-        size = memory_size(system.gpu_memory_bytes)
+        size = capacity_size(system.gpu_memory_bytes)
         return system.gpu_memory_bytes, f"{system.id}'s {size} per GPU"
     return None, None
 
@@ -523,7 +541,7 @@ def excess_words(memory: GpuMemory, need: str) -> str:
     if memory.capacity_bytes is None:
         return ""
     gap = memory.total_bytes - memory.capacity_bytes
-    if not gap or _amount(need) != _amount(memory_size(memory.capacity_bytes)):
+    if not gap or _amount(need) != _amount(capacity_size(memory.capacity_bytes)):
         return ""
     return f", {memory_size(abs(gap))} {'over' if gap > 0 else 'to spare'}"
 
