@@ -595,6 +595,10 @@ def test_format_size(size_bytes: int, text: str) -> None:
         # one that rounds to 1024 in the next: 1023.99 GiB is 1 TiB
         (4 * 2**30, 1000.5 * 2**30, "1000 GiB"),
         (4 * 2**30, 1023.99 * 2**30, "1 TiB"),
+        # and one that rounds to 1024 but reads less than one of the next stays in its unit:
+        # 1023.6 GiB is 0.99961 TiB (it had read 0.9996 TiB)
+        (4 * 2**30, 1023.6 * 2**30, "1024 GiB"),
+        (2**20, 1023.7 * 2**20, "1024 MiB"),
         (2**20, 748_123, "730.6 KiB"),  # 748,123 / 1024 = 730.589
         # one exact in a unit keeps it, whichever family: 1 MB, 1.5 GiB
         (4 * 2**30, 10**6, "1 MB"),

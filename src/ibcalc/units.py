@@ -626,13 +626,15 @@ def _scaled(
     """``value`` in the largest of ``steps`` (factor, name; largest first) it reaches, formatted
     with ``spec``, and that step's name; the next step up when rounding reaches ``limit``, the
     steps' ratio (999,997,440 B is 1 GB, not 1000 MB; 999.9999B is 1T; 1000.5 GiB stays 1000
-    GiB, not 0.9771 TiB). None below the smallest step."""
+    GiB, not 0.9771 TiB), unless it reads less than one there: 1023.6 GiB rounds to 1024 GiB
+    but is 0.9996 TiB, which it had printed. None below the smallest step."""
     for i, (factor, name) in enumerate(steps):
         if value >= factor:
             text = format(value / factor, spec)
             if float(text) >= limit and i > 0:
-                factor, name = steps[i - 1]
-                text = format(value / factor, spec)
+                up = format(value / steps[i - 1][0], spec)
+                if float(up) >= 1:
+                    text, name = up, steps[i - 1][1]
             return text, name
     return None
 
