@@ -578,6 +578,15 @@ def test_zero_time_refused_on_request() -> None:
         (1536, "1.5 KiB"),
         (5 * 2**28, "1.25 GiB"),
         (128 * 2**20 + 4, "134.2 MB"),
+        # exact in a binary unit at five or six figures: as typed, not in the other family
+        # (--size 1000.5GiB had printed "1.074 TB", 1.0625GiB "1.141 GB")
+        (1000.5 * 2**30, "1000.5 GiB"),
+        (1.0625 * 2**30, "1.0625 GiB"),
+        (1023.75 * 2**20, "1023.75 MiB"),
+        # decimal units stop at four figures (every whole byte count below 1 MB is exact in kB
+        # at six): 748,123 B is 748.1 kB, 10.755 GB 10.76 GB
+        (748_123, "748.1 kB"),
+        (10_755_000_000, "10.76 GB"),
     ],
 )
 def test_format_size(size_bytes: int, text: str) -> None:
@@ -591,15 +600,18 @@ def test_format_size(size_bytes: int, text: str) -> None:
         # 23/24 x 4 GiB = 4,116,010,325 B = 3.833 GiB (it had read 4.116 GB)
         (4 * 2**30, 23 / 24 * 4 * 2**30, "3.833 GiB"),
         (4 * 2**30, 1_252_698_880, "1.167 GiB"),
-        # up to 1024 of a binary unit before the next (1000.5 GiB had read 0.9771 TiB), and
-        # one that rounds to 1024 in the next: 1023.99 GiB is 1 TiB
-        (4 * 2**30, 1000.5 * 2**30, "1000 GiB"),
-        (4 * 2**30, 1023.99 * 2**30, "1 TiB"),
+        # up to 1024 of a binary unit before the next (1000.4567 GiB had read 0.9770 TiB),
+        # and one that rounds to 1024 in the next: 1023.9987 GiB is 1 TiB
+        (4 * 2**30, 1000.4567 * 2**30, "1000 GiB"),
+        (4 * 2**30, 1023.9987 * 2**30, "1 TiB"),
         # and one that rounds to 1024 but reads less than one of the next stays in its unit:
-        # 1023.6 GiB is 0.99961 TiB (it had read 0.9996 TiB)
-        (4 * 2**30, 1023.6 * 2**30, "1024 GiB"),
-        (2**20, 1023.7 * 2**20, "1024 MiB"),
+        # 1023.6123 GiB is 0.99962 TiB (it had read 0.9996 TiB)
+        (4 * 2**30, 1023.6123 * 2**30, "1024 GiB"),
+        (2**20, 1023.7123 * 2**20, "1024 MiB"),
         (2**20, 748_123, "730.6 KiB"),  # 748,123 / 1024 = 730.589
+        # a size exact in a binary unit at five figures sets the family too (1.0625 GiB had
+        # derived 23/24 of it as 1.093 GB): 1.01823 GiB
+        (1.0625 * 2**30, 23 / 24 * 1.0625 * 2**30, "1.018 GiB"),
         # one exact in a unit keeps it, whichever family: 1 MB, 1.5 GiB
         (4 * 2**30, 10**6, "1 MB"),
         (4 * 2**30, 3 * 2**29, "1.5 GiB"),

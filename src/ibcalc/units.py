@@ -582,28 +582,42 @@ _BINARY_SIZES: ContextVar[bool] = ContextVar("_BINARY_SIZES", default=False)
 def format_size(size_bytes: float) -> str:
     """Format a size with a decimal or binary unit, whichever is exact or shorter: a binary
     unit where the size is a whole or short fraction of one (``1.5 GiB``, as ``--size 1.5GiB``
-    reads), else four significant digits of a decimal one (``1.611 GB``); of a binary one
-    (``1.5 GiB``) inside :func:`sizes_like` of a binary size, unless exact in a decimal unit."""
+    reads), else a decimal one it is exact in (``1.6 kB``); else a binary one it is exact in at
+    five or six figures (``1000.5 GiB``, ``1.0625 GiB``: a size typed so had printed in the
+    other family, ``1.074 TB``, ``1.141 GB``); else four significant digits of a decimal unit
+    (``1.611 GB``), of a binary one inside :func:`sizes_like` of a binary size. (Every whole
+    byte count below 1 MB is exact in kB at six figures: decimal units stop at four.)"""
     if size_bytes < KB:
         return f"{size_bytes:g} B"
-    exact = _whole_in(size_bytes, _BINARY_STEPS, 1024)
-    if exact is not None:
-        return exact
+    for steps, limit, figures in (
+        (_BINARY_STEPS, 1024, 4),
+        (_DECIMAL_STEPS, 1000, 4),
+        (_BINARY_STEPS, 1024, _EXACT_FIGURES),
+    ):
+        exact = _whole_in(size_bytes, steps, limit, figures)
+        if exact is not None:
+            return exact
     if _BINARY_SIZES.get():
-        exact = _whole_in(size_bytes, _DECIMAL_STEPS, 1000)
         scaled = _scaled(size_bytes, _BINARY_STEPS, ".4g", 1024)
-        if exact is None and scaled is not None:
+        if scaled is not None:
             return f"{scaled[0]} {scaled[1]}"
     scaled = _scaled(size_bytes, _DECIMAL_STEPS, ".4g")
     return f"{scaled[0]} {scaled[1]}" if scaled else f"{size_bytes:g} B"
 
 
-def _whole_in(size_bytes: float, steps: tuple[tuple[float, str], ...], limit: int) -> str | None:
+#: The most figures a size prints exactly in a binary unit before it is rounded to four: a
+#: size typed (``--size 1000.5GiB``) prints as it was typed.
+_EXACT_FIGURES = 6
+
+
+def _whole_in(
+    size_bytes: float, steps: tuple[tuple[float, str], ...], limit: int, figures: int = 4
+) -> str | None:
     """``size_bytes`` in the largest of ``steps`` (each ``limit`` times the next) of which it
-    is a whole or short fraction (four figures at most: ``1.5 GiB``), else None."""
+    is a whole or short fraction (``figures`` at most: ``1.5 GiB``), else None."""
     for factor, name in steps:
         units = size_bytes / factor
-        if 1 <= units < limit and float(f"{units:.4g}") == units:
+        if 1 <= units < limit and float(f"{units:.{figures}g}") == units:
             return f"{units:g} {name}"
     return None
 
@@ -613,7 +627,8 @@ def sizes_like(size_bytes: float) -> Iterator[None]:
     """While inside, a size exact in neither family prints in the one ``size_bytes`` prints in
     (:func:`format_size`): an estimate of 4 GiB on 24 ranks had derived ``(n-1)/n x S = 4.116
     GB per rank`` beside the 4 GiB asked for; it reads 3.833 GiB."""
-    token = _BINARY_SIZES.set(_whole_in(size_bytes, _BINARY_STEPS, 1024) is not None)
+    binary = _whole_in(size_bytes, _BINARY_STEPS, 1024, _EXACT_FIGURES) is not None
+    token = _BINARY_SIZES.set(binary)
     try:
         yield
     finally:
