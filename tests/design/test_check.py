@@ -3084,3 +3084,26 @@ def test_warnings_read_in_file_order(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, out, _ = run(["check", str(path), "--format", "json"], capsys)
     places = [(w["line"], w["col"]) for w in json.loads(out)["files"][0]["warnings"]]
     assert places == [(4, 1), (5, 1), (6, 10), (8, 17)]
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        # 99.97 ns rounds to 0.100 us at three figures, but a requirement keeps its digits,
+        # in the unit of its own value: it had read '<= 0.09997 us' (times under 0.1 us are ns)
+        ("99.97ns", "99.97 ns"),
+        ("999.97us", "999.97 us"),  # had read '<= 0.99997 ms'
+        ("0.99997s", "999.97 ms"),
+        ("1500us", "1.5 ms"),  # a unit changed where the value is 1 or more of the next
+        ("5.434ms", "5.434 ms"),
+    ],
+)
+def test_a_time_requirement_prints_in_the_unit_of_its_own_value(
+    tmp_path: Path, builtin_catalogue: Catalogue, written: str, shown: str
+) -> None:
+    from ibcalc.render.check import finding_dict, finding_message
+
+    text = TWO_NODES.replace("max_time: 1s", f"max_time: {written}")
+    finding = check_design(write(tmp_path, "t.yaml", text), builtin_catalogue).findings[0]
+    assert finding_dict(finding)["required_text"] == shown
+    assert f"required <= {shown}" in finding_message(finding)

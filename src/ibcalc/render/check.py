@@ -169,6 +169,9 @@ def _quantities(f: Finding) -> tuple[str, str]:
     if f.unit == "switches":
         return format_quantity(f.predicted, f.unit), format_quantity(f.required, f.unit)
     _, suffix, factor = _split(format_quantity(f.required, f.unit))
+    if f.unit == "s":
+        suffix = _time_unit(f.required)
+        factor = _SUFFIX_FACTORS[suffix]
     required = (
         _required_ratio(f.required)
         if f.unit == "down:up"
@@ -224,6 +227,18 @@ def _quantities(f: Finding) -> tuple[str, str]:
         if agrees(text):
             return text, required
     return usual, required  # pragma: no cover - 17 digits tell any two floats apart
+
+
+#: The unit a time of up to each limit (seconds) prints in, as format_time picks it.
+_TIME_UNITS = ((1e-7, " ns"), (1e-3, " us"), (1.0, " ms"), (1e4, " s"))
+
+
+def _time_unit(seconds: float) -> str:
+    """The unit :func:`format_time` prints ``seconds`` in, picked from the value itself rather
+    than its three-figure rounding: a requirement keeps its digits, and ``max_time: 99.97ns``
+    had printed ``<= 0.09997 us`` (99.97 ns rounds to 0.100 us), ``999.97us`` ``<= 0.99997
+    ms``; they read ``99.97 ns`` and ``999.97 us``."""
+    return next((unit for limit, unit in _TIME_UNITS if seconds < limit), " h")
 
 
 def _required_figure(required: float, unit: str, factor: float, suffix: str) -> str:
