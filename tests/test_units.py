@@ -594,6 +594,22 @@ def test_format_size(size_bytes: int, text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("size_bytes", "text"),
+    [
+        # a size typed prints as typed, in decimal units too: 10.755 GB had read 10.76 GB
+        (10_755_000_000, "10.755 GB"),
+        (123_456, "123.456 kB"),
+        (1000.5 * 2**30, "1000.5 GiB"),
+        # past six figures, four as any size
+        (1_234_567_000, "1.235 GB"),
+        (10**9, "1 GB"),
+    ],
+)
+def test_a_size_typed_prints_as_typed(size_bytes: float, text: str) -> None:
+    assert format_size(size_bytes, typed=True) == text
+
+
+@pytest.mark.parametrize(
     ("like", "size_bytes", "text"),
     [
         # beside a size asked in binary units, one exact in neither reads in them:

@@ -579,21 +579,19 @@ _DECIMAL_STEPS = ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "kB"))
 _BINARY_SIZES: ContextVar[bool] = ContextVar("_BINARY_SIZES", default=False)
 
 
-def format_size(size_bytes: float) -> str:
+def format_size(size_bytes: float, *, typed: bool = False) -> str:
     """Format a size with a decimal or binary unit, whichever is exact or shorter: a binary
     unit where the size is a whole or short fraction of one (``1.5 GiB``, as ``--size 1.5GiB``
     reads), else a decimal one it is exact in (``1.6 kB``); else a binary one it is exact in at
     five or six figures (``1000.5 GiB``, ``1.0625 GiB``: a size typed so had printed in the
     other family, ``1.074 TB``, ``1.141 GB``); else four significant digits of a decimal unit
     (``1.611 GB``), of a binary one inside :func:`sizes_like` of a binary size. (Every whole
-    byte count below 1 MB is exact in kB at six figures: decimal units stop at four.)"""
+    byte count below 1 MB is exact in kB at six figures: decimal units stop at four, unless
+    ``typed``, a size the user typed echoed back, which prints as typed: ``10.755 GB``, where
+    four figures had read ``10.76 GB``.)"""
     if size_bytes < KB:
         return f"{size_bytes:g} B"
-    for steps, limit, figures in (
-        (_BINARY_STEPS, 1024, 4),
-        (_DECIMAL_STEPS, 1000, 4),
-        (_BINARY_STEPS, 1024, _EXACT_FIGURES),
-    ):
+    for steps, limit, figures in _TYPED_FORMS if typed else _SIZE_FORMS:
         exact = _whole_in(size_bytes, steps, limit, figures)
         if exact is not None:
             return exact
@@ -608,6 +606,14 @@ def format_size(size_bytes: float) -> str:
 #: The most figures a size prints exactly in a binary unit before it is rounded to four: a
 #: size typed (``--size 1000.5GiB``) prints as it was typed.
 _EXACT_FIGURES = 6
+#: The units and figures :func:`format_size` tries in turn for a size exact in one.
+_SIZE_FORMS: tuple[tuple[tuple[tuple[float, str], ...], int, int], ...] = (
+    (_BINARY_STEPS, 1024, 4),
+    (_DECIMAL_STEPS, 1000, 4),
+    (_BINARY_STEPS, 1024, _EXACT_FIGURES),
+)
+#: And for a size typed: a decimal one as typed too.
+_TYPED_FORMS = (*_SIZE_FORMS, (_DECIMAL_STEPS, 1000, _EXACT_FIGURES))
 
 
 def _whole_in(

@@ -1973,3 +1973,20 @@ def test_a_note_names_the_link_option_as_typed(argv: list[str], spelling: str) -
     assert f"{spelling} {NO_NETWORK}" in said
     other = "--inter" if spelling == "--fabric" else "--fabric"
     assert other not in said
+
+
+@pytest.mark.parametrize(
+    ("typed", "header"),
+    [
+        # a size typed is headed as typed: 10.755 GB had read '10.76 GB', 1000.5 GiB
+        # '1.074 TB' and 1.0625 GiB '1.141 GB' (four figures, of the other family)
+        ("10.755GB", "all_reduce of 10.755 GB (fp32)"),
+        ("1000.5GiB", "all_reduce of 1000.5 GiB (fp32)"),
+        ("1.0625GiB", "all_reduce of 1.0625 GiB (fp32)"),
+        ("4GiB", "all_reduce of 4 GiB (fp32)"),
+    ],
+)
+def test_an_estimate_is_headed_with_the_size_as_typed(typed: str, header: str) -> None:
+    result = runner.invoke(app, ["allreduce", "-s", typed, "--system", "dgx-h100", "-N", "3"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(header)

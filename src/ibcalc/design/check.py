@@ -1506,9 +1506,10 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
         if system is not None and capped is not None and size is not None and size > capped[1]:
             problems.add(
                 ("requirements", index, item.kind, "size"),
-                f"{format_size(size)} is past the about {memory_size(capped[1])} nccl-tests "
-                f"runs on {system.id}'s GPUs ({NCCL_TESTS_BUFFERS}): no run of this size "
-                "exists, so no measurement can confirm the requirement",
+                f"{format_size(size, typed=True)} is past the about "
+                f"{memory_size(capped[1])} nccl-tests runs on {system.id}'s GPUs "
+                f"({NCCL_TESTS_BUFFERS}): no run of this size exists, so no measurement can "
+                "confirm the requirement",
             )
     preset = cluster.system
     if (
@@ -1651,7 +1652,7 @@ def _range_notes(
             ):
                 # the requirements whose ranges moved, by name (review DP: the note had not
                 # said which of the file's five it was)
-                name = f"{f.kind} {format_size(f.basis.size_bytes)}"
+                name = f"{f.kind} {format_size(f.basis.size_bytes, typed=True)}"
                 names = said.setdefault(note, [])
                 if name not in names:
                     names.append(name)

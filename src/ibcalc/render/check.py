@@ -372,7 +372,7 @@ def finding_requirement(f: Finding) -> str:
     """The requirement as one line: ``allreduce 10 GB: time <= 40 ms``, ``switches <= 12``."""
     basis = f.basis
     if isinstance(basis, CollectiveBasis):
-        label = f"{f.kind} {format_size(basis.size_bytes)}"
+        label = f"{f.kind} {format_size(basis.size_bytes, typed=True)}"
         if basis.algorithm is not None:
             label += f" ({basis.algorithm.value})"
         if basis.dtype != DType.FP32:

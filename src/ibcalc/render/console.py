@@ -393,7 +393,7 @@ def _estimate_table(
     asked = est.requested_size_bytes
     # 1 GiB on 144 ranks is 1073740032 B: headed '1.074 GB', it read as another size than asked
     rounded = asked is not None and asked != est.size_bytes
-    size = format_size(asked if asked is not None and rounded else est.size_bytes)
+    size = format_size(asked if asked is not None and rounded else est.size_bytes, typed=True)
     title = f"{est.collective.value} of {size} ({est.dtype}) on {where}"
     table = Table(title=title, box=box.SIMPLE_HEAD, show_header=False, title_justify="left")
     table.add_column("what", style="bold")
