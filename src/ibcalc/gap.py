@@ -1081,8 +1081,8 @@ def tp_whatif(
         else f"1 node x {tp} on {up.id}"
     )
     notes = [
-        f"the same all-reduce of {format_size(inside.size_bytes)} ({dtype}) over {tp} GPUs: "
-        f"{where} vs {tp} {unit}s x 1 on {out.id} "
+        f"the same all-reduce of {format_size(inside.size_bytes, typed=True)} ({dtype}) over "
+        f"{tp} GPUs: {where} vs {tp} {unit}s x 1 on {out.id} "
         f"({nics_per_node} {link_word}{'s' if nics_per_node != 1 else ''} each)",
         # a size of no whole number of elements (--tp-size 1001 in bf16: 1000 B), said as an
         # estimate says it (it had been rounded unsaid); both placements round it alike
@@ -1266,7 +1266,7 @@ def gap_report(
             raise
         # 'size 1 B is smaller than one bf16 element' had named no option: the size is the
         # what-if's, its field's
-        value = format_size(tp_size_bytes)
+        value = format_size(tp_size_bytes, typed=True)
         raise ClusterError(
             "{tp_size_bytes} " + str(exc).removeprefix("size "), field="tp_size_bytes", value=value
         ) from None

@@ -1990,3 +1990,15 @@ def test_an_estimate_is_headed_with_the_size_as_typed(typed: str, header: str) -
     result = runner.invoke(app, ["allreduce", "-s", typed, "--system", "dgx-h100", "-N", "3"])
     assert result.exit_code == 0, result.output
     assert result.output.startswith(header)
+
+
+def test_gap_echoes_the_tp_size_as_typed() -> None:
+    # --tp-size 10.755GB had been echoed '10.76 GB' in the title, the slowdown line and a note
+    args = ["gap", "--system", "dgx-h100", "--tp", "8", "--tp-size", "10.755GB"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "(TP=8 rows: 10.755 GB in bf16)" in flat
+    assert "TP=8 all-reduce of 10.755 GB in bf16: " in flat
+    assert "the same all-reduce of 10.755 GB (bf16) over 8 GPUs: " in flat
+    assert "10.76 GB" not in flat

@@ -1408,7 +1408,7 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
         rows.append((f"TP={tp['tp']} inside: {_placement_shape(tp['inside'])}", tp["inside"]))
         rows.append((f"TP={tp['tp']} across: {_placement_shape(tp['across'], unit)}", tp["across"]))
     title = (
-        f"consequence: all-reduce of {format_size(data['allreduce_size_bytes'])} "
+        f"consequence: all-reduce of {format_size(data['allreduce_size_bytes'], typed=True)} "
         f"in {data['allreduce_dtype']}"
     )
     if tp is not None and (tp["size_bytes"], tp["dtype"]) != (
@@ -1417,7 +1417,8 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     ):
         # the TP rows are --tp-size's all-reduce (64 MB in bf16 unless given), not the title's
         # (1 GB in fp32); the dtype had gone unsaid, so --tp-size 1GB read as the same all-reduce
-        title += f" (TP={tp['tp']} rows: {format_size(tp['size_bytes'])} in {tp['dtype']})"
+        size = format_size(tp["size_bytes"], typed=True)
+        title += f" (TP={tp['tp']} rows: {size} in {tp['dtype']})"
     cells = [
         (
             label,
@@ -1470,7 +1471,8 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     if tp is not None:
         console.print(
             Text(
-                f"TP={tp['tp']} all-reduce of {format_size(tp['size_bytes'])} in {tp['dtype']}: "
+                f"TP={tp['tp']} all-reduce of {format_size(tp['size_bytes'], typed=True)} "
+                f"in {tp['dtype']}: "
                 f"{format_time(tp['inside_s'])} on the scale-up link vs "
                 f"{format_time(tp['across_s'])} across {tp['tp']} {unit}s, "
                 f"{format_ratio(tp['slowdown'])} slower",
