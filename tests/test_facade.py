@@ -2432,8 +2432,9 @@ def test_the_size_functions_say_their_units() -> None:
     [
         # nccl-tests runs 4 GiB on 24 ranks as 44,739,240 fp32 elements a rank: S = 4,294,967,040
         # B, and (n-1)/n x S = 4,116,010,080 B = 3.8333 GiB; it had read "4.116 GB per rank"
-        # beside the 4 GiB asked for
-        (4 * 2**30, "(n-1)/n x S (n = 24) = 3.833 GiB per rank"),
+        # beside the 4 GiB asked for, then "3.833 GiB" alone, which the GB/s rate beside it did
+        # not divide: both, the decimal figure first
+        (4 * 2**30, "(n-1)/n x S (n = 24) = 4.116 GB (3.833 GiB) per rank"),
         # 4 GB: 41,666,666 elements a rank, S = 3,999,999,936 B, 23/24 of it 3.833 GB
         (4 * 10**9, "(n-1)/n x S (n = 24) = 3.833 GB per rank"),
     ],

@@ -612,22 +612,24 @@ def test_a_size_typed_prints_as_typed(size_bytes: float, text: str) -> None:
 @pytest.mark.parametrize(
     ("like", "size_bytes", "text"),
     [
-        # beside a size asked in binary units, one exact in neither reads in them:
-        # 23/24 x 4 GiB = 4,116,010,325 B = 3.833 GiB (it had read 4.116 GB)
-        (4 * 2**30, 23 / 24 * 4 * 2**30, "3.833 GiB"),
-        (4 * 2**30, 1_252_698_880, "1.167 GiB"),
+        # beside a size asked in binary units, one exact in neither reads in decimal units, the
+        # ones a rate in GB/s divides, with the binary figure beside it: 23/24 x 4 GiB =
+        # 4,116,010,325 B = 3.833 GiB (it had read 4.116 GB alone, then 3.833 GiB alone, which
+        # did not multiply out at 371 GB/s)
+        (4 * 2**30, 23 / 24 * 4 * 2**30, "4.116 GB (3.833 GiB)"),
+        (4 * 2**30, 1_252_698_880, "1.253 GB (1.167 GiB)"),
         # up to 1024 of a binary unit before the next (1000.4567 GiB had read 0.9770 TiB),
         # and one that rounds to 1024 in the next: 1023.9987 GiB is 1 TiB
-        (4 * 2**30, 1000.4567 * 2**30, "1000 GiB"),
-        (4 * 2**30, 1023.9987 * 2**30, "1 TiB"),
+        (4 * 2**30, 1000.4567 * 2**30, "1.074 TB (1000 GiB)"),
+        (4 * 2**30, 1023.9987 * 2**30, "1.1 TB (1 TiB)"),
         # and one that rounds to 1024 but reads less than one of the next stays in its unit:
         # 1023.6123 GiB is 0.99962 TiB (it had read 0.9996 TiB)
-        (4 * 2**30, 1023.6123 * 2**30, "1024 GiB"),
-        (2**20, 1023.7123 * 2**20, "1024 MiB"),
-        (2**20, 748_123, "730.6 KiB"),  # 748,123 / 1024 = 730.589
+        (4 * 2**30, 1023.6123 * 2**30, "1.099 TB (1024 GiB)"),
+        (2**20, 1023.7123 * 2**20, "1.073 GB (1024 MiB)"),
+        (2**20, 748_123, "748.1 kB (730.6 KiB)"),  # 748,123 / 1024 = 730.589
         # a size exact in a binary unit at five figures sets the family too (1.0625 GiB had
         # derived 23/24 of it as 1.093 GB): 1.01823 GiB
-        (1.0625 * 2**30, 23 / 24 * 1.0625 * 2**30, "1.018 GiB"),
+        (1.0625 * 2**30, 23 / 24 * 1.0625 * 2**30, "1.093 GB (1.018 GiB)"),
         # one exact in a unit keeps it, whichever family: 1 MB, 1.5 GiB
         (4 * 2**30, 10**6, "1 MB"),
         (4 * 2**30, 3 * 2**29, "1.5 GiB"),

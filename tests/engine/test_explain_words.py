@@ -459,4 +459,4 @@ def test_a_torus_all_to_all_says_the_bisection_binds_only_where_it_does(
         assert ("the torus's bisection binds" in transfer.detail) is bisected
         assert ("bisection" in est.best.bottleneck) is bisected
     # in the binary units of the 1 GiB asked for, as S is
-    assert "682.7 MiB per GPU at 76.5 GB/s" in transfer.detail
+    assert "715.8 MB (682.7 MiB) per GPU at 76.5 GB/s" in transfer.detail
