@@ -60,12 +60,13 @@ def env_paths(variable: str) -> list[str]:
 def file_key(path: str | Path) -> Path | str:
     """What makes two namings of a file the same file: its resolved path (``a.yaml``,
     ``./a.yaml`` and a symlink to it are one); ``-`` (standard input) is itself, and a path
-    that cannot be resolved (a symlink loop) is its text, left for the reader to report."""
+    that cannot be resolved (a symlink loop, a NUL byte in the name) is its text, left for the
+    reader to report."""
     if str(path) == "-":
         return "-"
     try:
         return Path(path).resolve()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):
         return str(path)
 
 

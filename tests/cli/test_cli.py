@@ -2002,3 +2002,27 @@ def test_gap_echoes_the_tp_size_as_typed() -> None:
     assert "TP=8 all-reduce of 10.755 GB in bf16: " in flat
     assert "the same all-reduce of 10.755 GB (bf16) over 8 GPUs: " in flat
     assert "10.76 GB" not in flat
+
+
+#: Every way a command names a file it reads (a NUL byte cannot reach argv from a shell, but
+#: main() and the app are called with any list of strings).
+NUL_NAMED = [
+    ["check"],
+    ["nccl-check"],
+    ["calibrate"],
+    ["design", "show"],
+    ["links", "--catalogue"],
+    ["systems", "--catalogue"],
+    ["allreduce", "-s", "1GB", "--cost-params"],
+    ["train", "--model", "llama3-8b", "--design"],
+]
+
+
+@pytest.mark.parametrize("args", NUL_NAMED, ids=[" ".join(a) for a in NUL_NAMED])
+def test_a_file_name_with_a_nul_byte_is_one_line_of_bad_input(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A NUL byte in the name of a file read had been an internal error (exit 3) where the
+    file's name is compared with the others' (check, nccl-check, --catalogue, --cost-params)."""
+    outcome = _fail_main([*args, "a\x00b.yaml"], capsys)
+    _assert_one_line_error(outcome, ["a\\x00b.yaml: file name holds a NUL byte"])
