@@ -3150,3 +3150,25 @@ def test_calibrate_reports_its_error_as_the_factor_off_either_way() -> None:
         "an error is the factor the prediction is off by, either way, less 1: 5x off reads 400%"
         in (" ".join(out.split()))
     )
+
+
+@pytest.mark.parametrize("command", ["nccl-check", "calibrate"])
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        ("--system", "--system 'no-such' is not a known system"),
+        ("--inter", "--inter 'no-such' is not a known link"),
+        ("--intra", "--intra 'no-such' is not a known link"),
+        ("--host-pcie", "--host-pcie 'no-such' is not a known link"),
+    ],
+)
+def test_an_unknown_name_is_refused_once_before_any_log_is_read(
+    command: str, option: str, said: str, tmp_path: Path
+) -> None:
+    """Wrong whatever the logs say: nccl-check had said it once per log (the same line twice
+    for two logs), and both commands had said only a missing file's error beside it."""
+    missing = str(tmp_path / "missing.txt")
+    code, _, err = run(command, option, "no-such", str(HEALTHY), str(DEGRADED), missing)
+    assert code == 2
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"error: {said}"), err

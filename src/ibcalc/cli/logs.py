@@ -55,6 +55,7 @@ from ibcalc.listing import listed
 from ibcalc.textsafe import printable
 
 if TYPE_CHECKING:
+    from ibcalc.catalogue.models import Catalogue
     from ibcalc.logs.parse import LogInput
     from ibcalc.logs.results import RowCheck, RunCheck
 
@@ -146,6 +147,20 @@ def _read_logs(files: list[str]) -> tuple[list[LogInput], list[dict[str, str]]]:
     return _distinct(logs), errors
 
 
+def _refuse_unknown_names(spec: ClusterSpec, catalogue: Catalogue) -> None:
+    """Refuse a system or link the options (or ``--design``) name that the catalogue does not
+    know, before any log is read: it is wrong whatever a log says, and each log's check had
+    refused it again, one identical line per log."""
+    from ibcalc.catalogue.load import find_link, find_system
+
+    if spec.system is not None:
+        find_system(catalogue, spec.system)
+    for role in ("intra", "inter", "host_pcie"):
+        name = getattr(spec, role)
+        if name is not None:
+            find_link(catalogue, name, role=role)
+
+
 def _is_stdout(path: Path) -> bool:
     """True when ``path`` is the file stdout writes to (``-o /dev/stdout``, a terminal)."""
     try:
@@ -221,6 +236,7 @@ def nccl_check(
     if nccl_version is not None:
         params_of(cost_params, nccl_version)  # a release that is no release stops here
     spec, origins, names = design_origins(cluster, design, cat)
+    _refuse_unknown_names(spec, cat)
     coll = parse_collective(collective) if collective is not None else None
     # nccl-tests' names (half, float ...) are reported under ibcalc's (fp16, fp32 ...)
     dtype = parse_dtype(dtype).value if dtype is not None else None
@@ -490,6 +506,7 @@ def calibrate_command(
         params_of(cost_params, nccl_version)  # a release that is no release stops here
     # a design file's values are listed as the design's, not as flags (as nccl-check lists them)
     spec, origins, names = design_origins(cluster, design, cat)
+    _refuse_unknown_names(spec, cat)
     coll = parse_collective(collective) if collective is not None else None
     logs, errors = _read_logs(files)
     if errors:
