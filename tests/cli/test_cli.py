@@ -891,6 +891,12 @@ _FP64_H100 = ["allreduce", "-s", "1GB", "--system", "dgx-h100", "-d", "fp64"]
 # (id, argv, substrings the one-line message must contain)
 ERRORS: list[tuple[str, list[str], list[str]]] = [
     ("unknown-fabric", ["allreduce", "--size", "1GB", "--fabric", "ndrr"], ["'ndrr'", "ndr"]),
+    # a byte of another encoding, as argv holds it: said in plain words, not pydantic's
+    (
+        "non-utf8-system",
+        ["allreduce", "--size", "1GB", "--system", "dgx-h100\udce9"],
+        ["--system 'dgx-h100\\udce9' is not UTF-8 text (it holds an undecodable byte"],
+    ),
     # an invisible zero-width space in the name is shown escaped ('ndr' had looked like ndr)
     (
         "unknown-fabric-invisible",

@@ -995,6 +995,10 @@ def test_an_unknown_field_is_offered_the_closest(given: str, message: str) -> No
         ({"nodes": "8"}, "nodes", "nodes '8' is text, not a number"),
         ({"gpus_per_process": b"2"}, "gpus_per_process", "gpus_per_process b'2' is text"),
         ({"cross_leaf_fraction": "0.5"}, "cross_leaf_fraction", "cross_leaf_fraction '0.5' is"),
+        # a name typed in Latin-1 reaches argv with a surrogate for its byte ('unable to parse
+        # raw data as a unicode string' had been pydantic's words)
+        ({"system": "dgx-h100\udce9"}, "system", "system 'dgx-h100\\udce9' is not UTF-8 text"),
+        ({"inter": "\ud800"}, "inter", "inter '\\ud800' is not UTF-8 text"),
     ],
 )
 def test_spec_refuses_values_out_of_range(

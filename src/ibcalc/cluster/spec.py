@@ -425,6 +425,13 @@ def _cluster_error(exc: ValidationError) -> ClusterError:
         # in the words of the command line, design files and tp_whatif ('input should be a
         # valid integer, got a number with a fractional part' had been pydantic's)
         message = f"{{{field}}} {shown} is not a whole number"
+    elif kind == "string_unicode" and field:
+        # a name typed in another encoding (Latin-1's \xe9 reaches argv as '\udce9'): pydantic's
+        # 'unable to parse raw data as a unicode string' had been said as it is
+        message = (
+            f"{{{field}}} {shown} is not UTF-8 text (it holds an undecodable byte or a lone "
+            "surrogate)"
+        )
     elif kind in _OUT_OF_RANGE and field:
         info = ClusterSpec.model_fields[field]
         low = next((m.ge for m in info.metadata if getattr(m, "ge", None) is not None), None)
