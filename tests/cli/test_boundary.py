@@ -948,3 +948,28 @@ def test_a_hint_after_a_parenthetical_goes_inside_it(message: str, aside: str, l
     """'(did you mean ring?) (see ...)' and '(2..1024) (see ...)' had been two parentheticals
     in a row; with_aside makes them one."""
     assert with_aside(message, aside) == line
+
+
+def test_a_file_named_like_a_number_with_separators_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A digit separator is refused in an option's number, not in a file's name: a log named
+    '2024_06_01', a design '2024_06' or '-o 1_0' had been refused as "'2024_06_01' is not a
+    plain number" (float() reads 2024_06_01 as 20240601)."""
+    root = Path(__file__).resolve().parents[2]
+    log = tmp_path / "2024_06_01"
+    log.write_bytes(
+        (root / "tests/logs/fixtures/06_allreduce_2node_16xH100_gcp_a3mega.txt").read_bytes()
+    )
+    design = tmp_path / "2024_06"
+    design.write_bytes((root / "examples/roce-400g-2to1.yaml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    main(["nccl-check", "2024_06_01", "--format", "json"])
+    assert '"source": "2024_06_01"' in capsys.readouterr().out
+    main(["check", "2024_06"])
+    assert "5 requirements in 1 file: 5 passed, 0 failed" in capsys.readouterr().out
+    main(["schema", "-o", "1_0"])
+    assert (tmp_path / "1_0").read_text().startswith("{")
+    # an option's number is still refused so
+    _, err = _refused(["allreduce", "-s", "1GB", "-N", "1_0"], capsys)
+    assert err.startswith("error: --nodes '1_0' is not a plain number")

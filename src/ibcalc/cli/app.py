@@ -13,7 +13,7 @@ import errno
 import os
 import sys
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from importlib import import_module
 from typing import Annotated, Any, NamedTuple
 
@@ -246,7 +246,7 @@ class LazyGroup(typer.core.TyperGroup):
             self._values = typed_values(self.commands[name], rest)
             self._arguments = typed_arguments(self.commands[name], rest)
             try:
-                refuse_unplain_numbers(rest, options)
+                refuse_unplain_numbers(self._values, _file_options(self.commands[name]))
                 refuse_repeated_options(self.commands[name], args[args.index(name) + 1 :])
             except CliUsageError as exc:
                 # '--size '1_000' is not a plain number ...' with the hint of every refusal of
@@ -343,28 +343,36 @@ def _root(
 _WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
-def refuse_unplain_numbers(args: Sequence[str], names: Mapping[str, str] | None = None) -> None:
+def refuse_unplain_numbers(values: Mapping[str, str], files: Collection[str] = ()) -> None:
     """Refuse a number Python would read but a user may not mean: digit separators (``1_000``)
     or another script's digits (fullwidth or Arabic-Indic ones), which the toolkit's int and
     float options take as they are. Every number ibcalc reads itself (sizes, rates, times)
-    takes ASCII digits only. The option is named by its long name in ``names`` (spelling ->
-    name: ``-s 1_000`` is said as ``--size '1_000'``, as every other refusal of a size is;
-    review EC 6)."""
-    previous = ""
-    for arg in args:
-        option, value = arg.split("=", 1) if arg.startswith("--") and "=" in arg else ("", arg)
-        if not option and previous.startswith("-"):
-            option = previous  # "--size 1_000": the option before names it
-        option = (names or {}).get(option, option)
-        previous = arg
-        if value.isascii() and "_" not in value:
+    takes ASCII digits only. ``values`` is the text typed for each option, by its long name
+    (:func:`typed_values`: ``-s 1_000`` is said as ``--size '1_000'``, as every other refusal
+    of a size is; review EC 6). The options in ``files`` name a file, and the command's
+    arguments (logs, design files, a collective or a catalogue entry) are not read here: no
+    number is written there (a log named ``2024_06_01`` had been refused as one)."""
+    for option, value in values.items():
+        if option in files or (value.isascii() and "_" not in value):
             continue
         try:
             float(value)
         except ValueError:
             continue  # not a number at all: the option it belongs to judges it
-        named = f"{option} " if option else ""
-        raise CliUsageError(f"{named}{shown(value)} {NOT_PLAIN}")
+        raise CliUsageError(f"{option} {shown(value)} {NOT_PLAIN}")
+
+
+def _file_options(command: Any) -> set[str]:
+    """The long names of the options of ``command`` (and of a group's commands) that name a
+    file (their metavar is FILE: --catalogue, --design, --output, --plot ...)."""
+    names = {
+        next((n for n in param.opts if n.startswith("--")), param.opts[0])
+        for param in command.params
+        if getattr(param, "param_type_name", "") == "option" and param.metavar == "FILE"
+    }
+    for inner in (getattr(command, "commands", None) or {}).values():
+        names |= _file_options(inner)
+    return names
 
 
 def _spellings(command: Any) -> tuple[dict[str, str], set[str]]:
