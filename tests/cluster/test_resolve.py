@@ -999,6 +999,8 @@ def test_an_unknown_field_is_offered_the_closest(given: str, message: str) -> No
         # raw data as a unicode string' had been pydantic's words)
         ({"system": "dgx-h100\udce9"}, "system", "system 'dgx-h100\\udce9' is not UTF-8 text"),
         ({"inter": "\ud800"}, "inter", "inter '\\ud800' is not UTF-8 text"),
+        # no name is that long ('string should have at most 200 characters' was pydantic's)
+        ({"system": "x" * 201}, "system", f"system '{'x' * 200}...' is longer than any name"),
     ],
 )
 def test_spec_refuses_values_out_of_range(

@@ -432,6 +432,12 @@ def _cluster_error(exc: ValidationError) -> ClusterError:
             f"{{{field}}} {shown} is not UTF-8 text (it holds an undecodable byte or a lone "
             "surrogate)"
         )
+    elif kind == "string_too_long" and field:
+        # pydantic's 'string should have at most 200 characters' had been said as it is
+        message = (
+            f"{{{field}}} {shown} is longer than any name: at most "
+            f"{context.get('max_length')} characters"
+        )
     elif kind in _OUT_OF_RANGE and field:
         info = ClusterSpec.model_fields[field]
         low = next((m.ge for m in info.metadata if getattr(m, "ge", None) is not None), None)
