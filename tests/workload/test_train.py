@@ -2244,9 +2244,10 @@ def test_the_expert_all_to_all_says_its_routing_is_taken_as_balanced(
 def test_zero_2_and_3_over_micro_batches_say_they_exchange_per_micro_batch(
     builtin_catalogue: Catalogue,
 ) -> None:
-    """ZeRO-3 on tp 8 pp 2 with 4 micro-batches gathers and reduce-scatters once per micro-batch
-    (x4 each); the note says so and, with pp, that DeepSpeed's pipeline engine refuses the
-    pairing (review BV: priced with no word). ZeRO-1 keeps whole gradients: no note."""
+    """ZeRO-3 on tp 8 pp 2 with 4 micro-batches gathers and reduce-scatters in every micro-batch
+    (x4 each; one layer at a time, so not once per micro-batch: ZeRO-2's reduce-scatter is);
+    the note says so and, with pp, that DeepSpeed's pipeline engine refuses the pairing (review
+    BV: priced with no word). ZeRO-1 keeps whole gradients: no note."""
 
     def notes(zero: int, pp: int) -> list[str]:
         result = _run(
@@ -2262,7 +2263,7 @@ def test_zero_2_and_3_over_micro_batches_say_they_exchange_per_micro_batch(
     (three,) = notes(3, 2)
     assert three.startswith(
         "ZeRO-3 over 4 micro-batches: the gradients are reduce-scattered and the weights "
-        "all-gathered once per micro-batch, 4x one's data; DeepSpeed's pipeline engine refuses"
+        "all-gathered in every micro-batch, 4x one's data; DeepSpeed's pipeline engine refuses"
     )
     assert three.endswith(
         "(torchtitan does so under pipeline parallelism: it does not reshard them after forward)"
@@ -2361,11 +2362,11 @@ def test_compare_marks_zero_2_and_3_layouts_with_pipeline_parallelism(
 
     three = marks(3)
     assert three[(8, 8, 2)] == [
-        "ZeRO-3 with pp, which DeepSpeed's pipeline engine refuses: priced exchanging once per "
+        "ZeRO-3 with pp, which DeepSpeed's pipeline engine refuses: priced exchanging in every "
         "micro-batch, 64x one's data; an FSDP stack can gather the weights once a step"
     ]
     assert three[(8, 2, 8)] == [
-        "ZeRO-3 with pp, which DeepSpeed's pipeline engine refuses: priced exchanging once per "
+        "ZeRO-3 with pp, which DeepSpeed's pipeline engine refuses: priced exchanging in every "
         "micro-batch, 16x one's data; an FSDP stack can gather the weights once a step"
     ]
     assert three[(8, 16, 1)] == []  # dp 1: ZeRO shards nothing

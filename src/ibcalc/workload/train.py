@@ -1675,7 +1675,9 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
         b.notes.append(
             f"ZeRO-{zero} over {m} micro-batches: the gradients are reduce-scattered"
             + (" and the weights all-gathered" if zero >= 3 else "")
-            + f" once per micro-batch, {m}x one's data"
+            # ZeRO-3 exchanges one layer at a time, so many times a micro-batch (the units note)
+            + (" in every micro-batch" if zero >= 3 else " once per micro-batch")
+            + f", {m}x one's data"
             + (f"; {_DEEPSPEED_PIPE}" if pp > 1 else "")
             + (
                 # review BX: the weights' clause had been said of ZeRO-2, which gathers none per
@@ -2174,7 +2176,9 @@ def compare_layouts(
                 said = (
                     f"ZeRO-{spec.zero} with pp, which DeepSpeed's pipeline engine refuses: "
                     + (
-                        f"priced exchanging once per micro-batch, {m}x one's data"
+                        "priced exchanging "
+                        + ("in every" if spec.zero >= 3 else "once per")
+                        + f" micro-batch, {m}x one's data"
                         if m > 1
                         else "priced with its one micro-batch"
                     )
