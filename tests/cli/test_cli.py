@@ -1148,7 +1148,7 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
             ["checkpoint", "--storage", "dgx-h100", "--model", "llama3-8b"],
             "error: --storage 'dgx-h100' is not a known storage: dgx-h100 is a system preset, "
             "not a storage entry (storage: nvmeof-target, ddn-ai400x2, aws-s3; "
-            "see 'ibcalc checkpoint --help')",
+            "give --system dgx-h100; see 'ibcalc checkpoint --help')",
         ),
         (
             ["links", "show", "aws-s3"],

@@ -287,6 +287,13 @@ see 'ibcalc checkpoint --help')
 $ checkpoint --model llama3-8b --storage nvlink4
 error: --storage 'nvlink4' is not a known storage: nvlink4 is a scale-up link, not a storage entry \
 (storage: nvmeof-target, ddn-ai400x2, aws-s3; see 'ibcalc checkpoint --help')
+$ checkpoint --model llama3-8b --storage dgx-h100
+error: --storage 'dgx-h100' is not a known storage: dgx-h100 is a system preset, not a storage \
+entry (storage: nvmeof-target, ddn-ai400x2, aws-s3; give --system dgx-h100; \
+see 'ibcalc checkpoint --help')
+$ checkpoint --model llama3-8b --storage dgx-h100 --system dgx-b200
+error: --storage 'dgx-h100' is not a known storage: dgx-h100 is a system preset, not a storage \
+entry (storage: nvmeof-target, ddn-ai400x2, aws-s3; see 'ibcalc checkpoint --help')
 $ checkpoint --model llama3-8b --storage ndr --storage-link hdr
 error: --storage 'ndr' is not a known storage: ndr is a scale-out link, not a storage entry \
 (storage: nvmeof-target, ddn-ai400x2, aws-s3; see 'ibcalc checkpoint --help')

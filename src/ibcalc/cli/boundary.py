@@ -302,8 +302,11 @@ _UNKNOWN = lazy_pattern(
 )
 
 
-#: The rest of the library's refusal of a system preset's name given where a link belongs.
-_PRESET_NOT_LINK = lazy_pattern(r": (?P<id>\S+) is a system preset, not a link")
+#: The rest of the library's refusal of a system preset's name given where a link or a storage
+#: entry belongs (the storage's, with the list of storage after it).
+_PRESET_NOT_ENTRY = lazy_pattern(
+    r": (?P<id>\S+) is a system preset, not a (?:link|storage entry)(?: \([^()]*\))?"
+)
 
 #: The rest of the library's refusal of a link's name given where a system preset or a storage
 #: entry belongs (the storage's, with the list of storage after it).
@@ -360,9 +363,10 @@ def _named_unknown(line: str) -> str:
     if len(said) != 1:
         return line
     refusal = f"{said[0]} {name} is not a known {match['what']}{match['rest']}"
-    preset = _PRESET_NOT_LINK().fullmatch(match["rest"]) if match["what"] == "link" else None
+    preset = _PRESET_NOT_ENTRY().fullmatch(match["rest"])
     if preset is not None and "--system" in command.options and "--system" not in command.values:
-        # 'gap --intra dgx-h100' had been told what dgx-h100 is, not where it goes (a review)
+        # 'gap --intra dgx-h100' had been told what dgx-h100 is, not where it goes (a review);
+        # 'checkpoint --storage dgx-h100' too
         refusal = with_aside(refusal, f" (give --system {preset['id']})")
     options = _LINK_OPTIONS.get(match["what"], {})
     link = _LINK_NOT_ENTRY().fullmatch(match["rest"]) if options else None
