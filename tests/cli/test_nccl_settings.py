@@ -360,6 +360,36 @@ def test_a_protocol_refusal_names_the_protocols_only_what_ifs_run_apart() -> Non
             "allreduce,,allgather:ring",
             "has an empty name between commas (e.g. --nccl-algo Ring,Tree)",
         ),
+        # a '^' past a list's start: NCCL reads '^simple' as a name, matching nothing (it had
+        # been offered "did you mean Simple?"); its '^' negates a whole list, from its start
+        (
+            "allreduce",
+            "--nccl-proto",
+            "ll,^simple",
+            "has '^' inside a list: '^' negates the whole list and goes only at its start "
+            "(^ll,simple rules out every name in it)",
+        ),
+        (
+            "sweep",
+            "--nccl-algo",
+            "Ring, ^Tree",
+            "has '^' inside a list: '^' negates the whole list and goes only at its start "
+            "(^Ring,Tree rules out every name in it)",
+        ),
+        (
+            "allreduce",
+            "--nccl-algo",
+            "allreduce:ring,^tree;allgather:ring",
+            "has '^' inside a list: '^' negates the whole list and goes only at its start "
+            "(^ring,tree rules out every name in it)",
+        ),
+        (
+            "allreduce",
+            "--nccl-proto",
+            "^^simple",
+            "has '^' inside a list: '^' negates the whole list and goes only at its start "
+            "(^simple rules out every name in it)",
+        ),
         # two lists for one collective: NCCL's documentation gives each one, and which of two
         # NCCL keeps has no source here (both had been taken, the last winning unsaid)
         (
@@ -385,11 +415,11 @@ def test_a_protocol_refusal_names_the_protocols_only_what_ifs_run_apart() -> Non
         ),
     ],
 )
-def test_a_setting_with_an_empty_name_or_two_lists_for_a_collective_is_refused(
+def test_a_setting_with_an_empty_name_a_caret_inside_or_two_lists_for_one_is_refused(
     command: str, flag: str, value: str, refusal: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Review EK 2: '--nccl-algo ring,,tree' and 'allreduce:tree;allreduce:ring' had been taken
-    without a word."""
+    without a word; 'll,^simple' is refused saying where NCCL reads '^'."""
     argv = ["sweep", "allreduce"] if command == "sweep" else [command, "--size", "8B"]
     with pytest.raises(SystemExit) as info:
         main([*argv, *H100_2, flag, value])

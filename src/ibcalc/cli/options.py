@@ -878,11 +878,12 @@ def _empty_between_names(items: list[str]) -> bool:
 def _refuse_unclear_setting(flag: str, value: str, pair: str) -> None:
     """Refuse what ``value`` (``--nccl-algo``'s or ``--nccl-proto``'s) leaves unclear: an empty
     name between two names (``ring,,tree``, the typo ``--inter ndr,,hdr`` is refused as; NCCL's
-    reading would drop it unsaid), and two lists for one collective (``allreduce:tree;
-    allreduce:ring``; two plain lists, ``ring;tree``, for every one), which NCCL's documentation
-    (``[^]<algo>[,<algo>...][;<coll>:[^]<algo>...]``) gives one each and this repository has no
-    source for which NCCL keeps (review EK 2). A log's setting is the run's and is read as it
-    is (:func:`ibcalc.logs.selection.nccl_selection`)."""
+    reading would drop it unsaid), a ``^`` past a list's start (``ll,^simple``: NCCL reads
+    ``^simple`` as a name, which matches nothing), and two lists for one collective
+    (``allreduce:tree;allreduce:ring``; two plain lists, ``ring;tree``, for every one), which
+    NCCL's documentation (``[^]<algo>[,<algo>...][;<coll>:[^]<algo>...]``) gives one each and
+    this repository has no source for which NCCL keeps (review EK 2). A log's setting is the
+    run's and is read as it is (:func:`ibcalc.logs.selection.nccl_selection`)."""
     from ibcalc.logs.selection import collective_named, setting_entries
 
     given: dict[Collective | None, tuple[str, str]] = {}  # -> (its name as written, its list)
@@ -891,6 +892,15 @@ def _refuse_unclear_setting(flag: str, value: str, pair: str) -> None:
         if any(_empty_between_names(names) for names in lists):
             raise CliUsageError(
                 f"{flag} {shown(value)} has an empty name between commas (e.g. {flag} {pair})"
+            )
+        items = [item.strip() for item in listed.removeprefix("^").split(",")]
+        if any(item.startswith("^") for item in items):
+            # 'll,^simple' had been offered Simple for '^simple', a name NCCL reads as no
+            # protocol: its '^' negates the list it begins, and nowhere else
+            whole = "^" + ",".join(name for item in items if (name := item.lstrip("^")))
+            raise CliUsageError(
+                f"{flag} {shown(value)} has '^' inside a list: '^' negates the whole list and "
+                f"goes only at its start ({whole} rules out every name in it)"
             )
         # the collectives NCCL lists the entry names (a name it does not list is refused with
         # the setting's other unknown names); a plain list is every collective's, and meets
