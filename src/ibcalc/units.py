@@ -574,8 +574,8 @@ def memory_size(size_bytes: float, digits: int = 3) -> str:
 _BINARY_STEPS = ((PiB, "PiB"), (TiB, "TiB"), (GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB"))
 _DECIMAL_STEPS = ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "kB"))
 
-#: Whether a size exact in neither family prints in binary units: set while an estimate of a
-#: size asked for in binary units is worked out (:func:`sizes_like`).
+#: Whether a size exact in neither family prints its binary figure beside the decimal one: set
+#: while an estimate of a size asked for in binary units is worked out (:func:`sizes_like`).
 _BINARY_SIZES: ContextVar[bool] = ContextVar("_BINARY_SIZES", default=False)
 
 
@@ -635,9 +635,10 @@ def _whole_in(
 
 @contextmanager
 def sizes_like(size_bytes: float) -> Iterator[None]:
-    """While inside, a size exact in neither family prints in the one ``size_bytes`` prints in
-    (:func:`format_size`): an estimate of 4 GiB on 24 ranks had derived ``(n-1)/n x S = 4.116
-    GB per rank`` beside the 4 GiB asked for; it reads 3.833 GiB."""
+    """While inside, a size exact in neither family prints with its figure in the family
+    ``size_bytes`` prints in beside the decimal one (:func:`format_size`): an estimate of 4 GiB
+    on 24 ranks had derived ``(n-1)/n x S = 4.116 GB per rank`` beside the 4 GiB asked for; it
+    reads ``4.116 GB (3.833 GiB)``."""
     binary = _whole_in(size_bytes, _BINARY_STEPS, 1024, _EXACT_FIGURES) is not None
     token = _BINARY_SIZES.set(binary)
     try:

@@ -90,6 +90,23 @@ def _ring_bw(
     return up, "up"
 
 
+def _chain_stages(
+    topo: Topology, params: CostParams, hops: tuple[float, float, float], transfer: float
+) -> list[tuple[float, str, float]]:
+    """An LL chain's stages as its back-to-back period holds them, (seconds, kind, hop): the
+    GPU's, its hop inside a node (none with one GPU a node) and the data; the network's and the
+    WAN's, 2 x the hop / ``pipeline.steps`` (:func:`stage_flight`), the data crossing inside that
+    round trip. ``hops`` are the hop inside a node, the network's and the WAN's."""
+    intra, net, wan = hops
+    flight = stage_flight(params)
+    first = intra if topo.m > 1 else 0.0
+    return [
+        (first + transfer, "GPU", first),
+        (net * flight, "network", net),
+        (wan * flight, "WAN", wan),
+    ]
+
+
 def _period_words(
     topo: Topology,
     params: CostParams,
@@ -104,16 +121,10 @@ def _period_words(
     as one operation charges it; the GPU's stage is its hop and the data (``transfer``), a
     network or WAN stage its buffer slots' round trip, which the data overlaps. Its sum is the
     period (ring.py)."""
-    intra, net, wan = hops
     steps = params.pipeline.steps
-    flight = stage_flight(params)
-    first = intra if topo.m > 1 else 0.0
-    stages = [
-        (first + transfer, "GPU", first),
-        (net * flight, "network", net),
-        (wan * flight, "WAN", wan),
-    ]
+    stages = _chain_stages(topo, params, hops, transfer)
     stage, kind, hop = max(stages, key=lambda st: st[0])
+    first = stages[0][2]
     if kind == "GPU":
         data = f"the data {worked(transfer)}"
         sets = f"a hop inside a {topo.node} {us(hop)} and {data}" if first > 0 else data
@@ -122,10 +133,8 @@ def _period_words(
         why = "the hop is the GPU's own work and holds its stage whole, with the data"
         if first <= 0:
             why = "the data crosses every stage"
-        if net > 0 or wan > 0:
-            name, held = (
-                ("WAN", wan * flight) if wan * flight > net * flight else ("network", net * flight)
-            )
+        if any(each > 0 for _, _, each in stages[1:]):
+            held, name, _ = max(stages[1:], key=lambda st: st[0])
             why = (
                 f"{why} at the chain's slowest rate; the {name} stage, 2 x its hop / {steps} "
                 f"(buffer slots in flight), holds {worked(held)}, less"
@@ -249,9 +258,8 @@ def ring_timing(
             # window-limited rate is the same slots: summed, 32 KiB across a 1 ms WAN had a
             # 508 us period for about 258 us); a hop inside a node is the GPU's own work, its
             # data included
-            flight = stage_flight(params)
-            first = intra if topo.m > 1 else 0.0
-            period = base + max(first + transfer, net * flight, wan * flight)
+            stages = _chain_stages(topo, params, (intra, net, wan), transfer)
+            period = base + max(seconds for seconds, _, _ in stages)
     else:
         nsteps = 2 * (n - 1) if all_reduce else n - 1
         s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
